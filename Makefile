@@ -1,0 +1,32 @@
+# Magpie: the two commands a fresh machine needs are `make demo` and `make test`.
+# Both install the missing system libraries first (scripts/install-system-deps.sh).
+
+SWIFT ?= swift
+BIN := .build/debug/magpie
+
+.PHONY: deps build test demo bench fixtures test-asan test-tsan clean
+
+deps:
+	@./scripts/install-system-deps.sh
+
+build: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build
+	$(SWIFT) test
+
+demo: build
+	@./scripts/demo.sh $(BIN)
+
+# Decode benchmarks (ordo-one/benchmark, release builds; takes a few minutes the first time).
+bench: deps
+	cd Benchmarks && $(SWIFT) package benchmark --no-progress
+
+# Regenerates the committed test fixtures with Pillow (needs python3; installs Pillow if missing).
+fixtures:
+	@python3 -c 'import PIL' 2>/dev/null || python3 -m pip install -q Pillow
+	python3 scripts/make-fixtures.py
+
+clean:
+	rm -rf .build Benchmarks/.build demo-output

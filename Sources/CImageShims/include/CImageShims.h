@@ -1,0 +1,121 @@
+// CImageShims: the only code in Magpie that calls setjmp.
+//
+// libjpeg and classic libpng report fatal errors by longjmp. Every public function here sets
+// its own jump point before calling into the library, so a longjmp lands in this file and
+// never crosses a Swift frame. Each function returns 0 on success and -1 on failure; the
+// failure's message is then available from the *_message function.
+
+#ifndef CIMAGESHIMS_H
+#define CIMAGESHIMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#pragma clang assume_nonnull begin
+
+// MARK: - Memory
+
+/// Frees a buffer returned by an encoder.
+void mg_free(void *_Nullable buffer);
+
+// MARK: - JPEG decoding
+
+enum {
+    MG_JPEG_COLOR_UNKNOWN = 0,
+    MG_JPEG_COLOR_GRAY = 1,
+    MG_JPEG_COLOR_RGB = 2,
+    MG_JPEG_COLOR_YCBCR = 3,
+    MG_JPEG_COLOR_CMYK = 4,
+    MG_JPEG_COLOR_YCCK = 5,
+};
+
+typedef struct mg_jpeg_decoder mg_jpeg_decoder;
+
+typedef struct mg_jpeg_info {
+    uint32_t width;
+    uint32_t height;
+    int components;
+    int color_space;      // MG_JPEG_COLOR_*
+    int progressive;      // 1 for a progressive (SOF2) stream
+    int adobe_inverted;   // 1 when CMYK/YCCK samples are stored inverted (Adobe APP14)
+    const uint8_t *_Nullable exif;  // the TIFF structure inside APP1 "Exif\0\0", owned by the decoder
+    size_t exif_length;
+} mg_jpeg_info;
+
+/// A decoder for one image. Returns NULL only when memory runs out.
+mg_jpeg_decoder *_Nullable mg_jpeg_decoder_create(void);
+void mg_jpeg_decoder_destroy(mg_jpeg_decoder *_Nullable decoder);
+
+/// Refuses progressive streams with more than this many scans (a CPU bomb). 500 by default.
+void mg_jpeg_set_max_scans(mg_jpeg_decoder *decoder, int max_scans);
+
+/// Reads the markers up to the first scan. `data` must stay valid until the decoder is destroyed.
+int mg_jpeg_read_header(mg_jpeg_decoder *decoder, const uint8_t *data, size_t length, mg_jpeg_info *info);
+
+/// Chooses the output, 1 (gray), 3 (RGB) or 4 (RGBA, opaque) channels, and a DCT scale of
+/// `scale_num`/8 (1...16), and reports the output size. Allocates nothing large.
+int mg_jpeg_prepare(mg_jpeg_decoder *decoder, int channels, int scale_num, uint32_t *width, uint32_t *height);
+
+/// Decodes every row into `pixels`, `stride` bytes apart. CMYK and YCCK become RGB.
+int mg_jpeg_decode(mg_jpeg_decoder *decoder, uint8_t *pixels, size_t stride);
+
+/// 1 when the data ended before the image did.
+int mg_jpeg_truncated(const mg_jpeg_decoder *decoder);
+/// Number of recoverable corruption warnings libjpeg reported.
+int mg_jpeg_warnings(const mg_jpeg_decoder *decoder);
+const char *mg_jpeg_message(const mg_jpeg_decoder *decoder);
+
+// MARK: - JPEG encoding
+
+/// Encodes 1, 3 or 4 channel pixels (4: straight alpha, composited over `background` RGB).
+/// `quality` is 1...100. `exif`, when not NULL, is written as an APP1 "Exif" segment.
+/// On success `*output` is a malloc'd buffer the caller frees with mg_free.
+/// On failure `message` (at least 200 bytes) receives the reason.
+int mg_jpeg_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int channels,
+                   int quality, int progressive, const uint8_t background[_Nonnull 3],
+                   const uint8_t *_Nullable exif, size_t exif_length,
+                   uint8_t *_Nullable *_Nonnull output, size_t *output_length, char *message);
+
+// MARK: - PNG decoding
+
+typedef struct mg_png_decoder mg_png_decoder;
+
+typedef struct mg_png_info {
+    uint32_t width;
+    uint32_t height;
+    int bit_depth;
+    int color_type;       // PNG_COLOR_TYPE_*
+    int interlaced;       // 1 for Adam7
+    int has_trns;         // 1 when a tRNS chunk gives transparency
+    int channels;         // the natural 8-bit output: 1 (gray), 3 (RGB) or 4 (RGBA)
+    const uint8_t *_Nullable exif;  // eXIf chunk, owned by the decoder
+    size_t exif_length;
+} mg_png_info;
+
+mg_png_decoder *_Nullable mg_png_decoder_create(void);
+void mg_png_decoder_destroy(mg_png_decoder *_Nullable decoder);
+
+/// Reads the chunks up to the first IDAT. `data` must stay valid until the decoder is destroyed.
+int mg_png_read_header(mg_png_decoder *decoder, const uint8_t *data, size_t length, mg_png_info *info);
+
+/// Sets the transformations for 8-bit output with `channels` (1, 3 or 4; 0 for the natural
+/// count). Gray output is possible only from gray images without transparency.
+int mg_png_prepare(mg_png_decoder *decoder, int channels, int *out_channels);
+
+/// Decodes every row (every Adam7 pass) into `pixels`, `stride` bytes apart.
+int mg_png_decode(mg_png_decoder *decoder, uint8_t *pixels, size_t stride);
+
+int mg_png_truncated(const mg_png_decoder *decoder);
+const char *mg_png_message(const mg_png_decoder *decoder);
+
+// MARK: - PNG encoding
+
+/// Encodes 1, 3 or 4 channel pixels (4: straight alpha) with zlib `level` 0...9.
+/// On success `*output` is a malloc'd buffer the caller frees with mg_free.
+int mg_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int channels,
+                  int level, const uint8_t *_Nullable exif, size_t exif_length,
+                  uint8_t *_Nullable *_Nonnull output, size_t *output_length, char *message);
+
+#pragma clang assume_nonnull end
+
+#endif

@@ -1,0 +1,241 @@
+// PNG decoding and encoding over libpng's classic API, with libpng's longjmp kept in this file.
+
+#include "CImageShims.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <png.h>
+
+// MARK: - Decoder
+
+struct mg_png_decoder {
+    png_structp png;
+    png_infop info;
+    const uint8_t *data;
+    size_t length;
+    size_t offset;
+    int truncated;
+    int channels;
+    png_bytep *rows;
+    char message[256];
+};
+
+static void mg_png_error(png_structp png, png_const_charp text) {
+    char *message = (char *)png_get_error_ptr(png);
+    if (message) snprintf(message, 256, "%s", text);
+    png_longjmp(png, 1);
+}
+
+static void mg_png_warning(png_structp png, png_const_charp text) { (void)png; (void)text; }
+
+static void mg_png_read(png_structp png, png_bytep out, size_t count) {
+    mg_png_decoder *d = (mg_png_decoder *)png_get_io_ptr(png);
+    if (count > d->length - d->offset) {
+        d->truncated = 1;
+        png_error(png, "the data ends before the image does");
+    }
+    memcpy(out, d->data + d->offset, count);
+    d->offset += count;
+}
+
+mg_png_decoder *mg_png_decoder_create(void) {
+    mg_png_decoder *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d->message, mg_png_error, mg_png_warning);
+    if (!d->png) {
+        free(d);
+        return NULL;
+    }
+    d->info = png_create_info_struct(d->png);
+    if (!d->info) {
+        png_destroy_read_struct(&d->png, NULL, NULL);
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void mg_png_decoder_destroy(mg_png_decoder *d) {
+    if (!d) return;
+    png_destroy_read_struct(&d->png, &d->info, NULL);
+    free(d->rows);
+    free(d);
+}
+
+int mg_png_truncated(const mg_png_decoder *d) { return d->truncated; }
+const char *mg_png_message(const mg_png_decoder *d) { return d->message; }
+
+static int mg_png_natural_channels(int color_type, int has_trns) {
+    switch (color_type) {
+    case PNG_COLOR_TYPE_GRAY: return has_trns ? 4 : 1;
+    case PNG_COLOR_TYPE_GRAY_ALPHA: return 4;
+    case PNG_COLOR_TYPE_PALETTE: return has_trns ? 4 : 3;
+    case PNG_COLOR_TYPE_RGB: return has_trns ? 4 : 3;
+    default: return 4;
+    }
+}
+
+int mg_png_read_header(mg_png_decoder *d, const uint8_t *data, size_t length, mg_png_info *info) {
+    if (setjmp(png_jmpbuf(d->png))) return -1;
+    d->data = data;
+    d->length = length;
+    d->offset = 0;
+    png_set_read_fn(d->png, d, mg_png_read);
+    // Magpie checks the pixel count itself, from this header, against its own limit.
+    png_set_user_limits(d->png, 0x7fffffff, 0x7fffffff);
+    png_set_chunk_cache_max(d->png, 1000);
+    png_set_chunk_malloc_max(d->png, 8 * 1024 * 1024);
+    png_read_info(d->png, d->info);
+
+    png_uint_32 width = 0, height = 0;
+    int bit_depth = 0, color_type = 0, interlace = 0;
+    png_get_IHDR(d->png, d->info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
+    memset(info, 0, sizeof *info);
+    info->width = width;
+    info->height = height;
+    info->bit_depth = bit_depth;
+    info->color_type = color_type;
+    info->interlaced = interlace != PNG_INTERLACE_NONE;
+    info->has_trns = png_get_valid(d->png, d->info, PNG_INFO_tRNS) ? 1 : 0;
+    info->channels = mg_png_natural_channels(color_type, info->has_trns);
+#ifdef PNG_eXIf_SUPPORTED
+    png_bytep exif = NULL;
+    png_uint_32 exif_length = 0;
+    if (png_get_eXIf_1(d->png, d->info, &exif_length, &exif) && exif && exif_length > 0) {
+        info->exif = exif;
+        info->exif_length = exif_length;
+    }
+#endif
+    return 0;
+}
+
+int mg_png_prepare(mg_png_decoder *d, int channels, int *out_channels) {
+    if (setjmp(png_jmpbuf(d->png))) return -1;
+    int color_type = png_get_color_type(d->png, d->info);
+    int bit_depth = png_get_bit_depth(d->png, d->info);
+    int has_trns = png_get_valid(d->png, d->info, PNG_INFO_tRNS) ? 1 : 0;
+    int natural = mg_png_natural_channels(color_type, has_trns);
+    int target = channels == 0 ? natural : channels;
+    if (target != natural && !(target == 4)) {
+        snprintf(d->message, sizeof d->message, "cannot decode to %d channels", target);
+        return -1;
+    }
+    if (bit_depth == 16) png_set_strip_16(d->png);
+    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(d->png);
+    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(d->png);
+    if (has_trns) png_set_tRNS_to_alpha(d->png);
+    if (target >= 3 && (color_type == PNG_COLOR_TYPE_GRAY || color_type == PNG_COLOR_TYPE_GRAY_ALPHA)) {
+        png_set_gray_to_rgb(d->png);
+    }
+    if (target == 4 && natural != 4) png_set_filler(d->png, 0xff, PNG_FILLER_AFTER);
+    png_set_interlace_handling(d->png);
+    png_read_update_info(d->png, d->info);
+    size_t expected = (size_t)png_get_image_width(d->png, d->info) * (size_t)target;
+    if (png_get_rowbytes(d->png, d->info) != expected) {
+        snprintf(d->message, sizeof d->message, "unexpected row size %zu (expected %zu)",
+                 (size_t)png_get_rowbytes(d->png, d->info), expected);
+        return -1;
+    }
+    d->channels = target;
+    *out_channels = target;
+    return 0;
+}
+
+int mg_png_decode(mg_png_decoder *d, uint8_t *pixels, size_t stride) {
+    if (setjmp(png_jmpbuf(d->png))) return -1;
+    png_uint_32 height = png_get_image_height(d->png, d->info);
+    free(d->rows);
+    d->rows = malloc((size_t)height * sizeof(png_bytep));
+    if (!d->rows) {
+        snprintf(d->message, sizeof d->message, "out of memory");
+        return -1;
+    }
+    for (png_uint_32 y = 0; y < height; y++) d->rows[y] = pixels + (size_t)y * stride;
+    png_read_image(d->png, d->rows);
+    return 0;
+}
+
+// MARK: - Encoder
+
+struct mg_png_encoder {
+    png_structp png;
+    png_infop info;
+    uint8_t *buffer;
+    size_t length;
+    size_t capacity;
+    char message[256];
+};
+
+static void mg_png_write(png_structp png, png_bytep data, size_t count) {
+    struct mg_png_encoder *e = (struct mg_png_encoder *)png_get_io_ptr(png);
+    if (count > e->capacity - e->length) {
+        size_t capacity = e->capacity ? e->capacity : 64 * 1024;
+        while (capacity - e->length < count) capacity *= 2;
+        uint8_t *grown = realloc(e->buffer, capacity);
+        if (!grown) png_error(png, "out of memory");
+        e->buffer = grown;
+        e->capacity = capacity;
+    }
+    memcpy(e->buffer + e->length, data, count);
+    e->length += count;
+}
+
+static void mg_png_flush(png_structp png) { (void)png; }
+
+static int mg_png_encode_run(struct mg_png_encoder *e, const uint8_t *pixels, uint32_t width, uint32_t height,
+                             size_t stride, int channels, int level, const uint8_t *exif, size_t exif_length) {
+    if (setjmp(png_jmpbuf(e->png))) return -1;
+    png_set_write_fn(e->png, e, mg_png_write, mg_png_flush);
+    int color_type = channels == 1 ? PNG_COLOR_TYPE_GRAY
+                   : channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_RGB_ALPHA;
+    png_set_IHDR(e->png, e->info, width, height, 8, color_type, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_compression_level(e->png, level);
+#ifdef PNG_eXIf_SUPPORTED
+    if (exif && exif_length > 0) png_set_eXIf_1(e->png, e->info, (png_uint_32)exif_length, (png_bytep)exif);
+#endif
+    png_write_info(e->png, e->info);
+    for (uint32_t y = 0; y < height; y++) png_write_row(e->png, (png_const_bytep)(pixels + (size_t)y * stride));
+    png_write_end(e->png, NULL);
+    return 0;
+}
+
+int mg_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int channels,
+                  int level, const uint8_t *exif, size_t exif_length,
+                  uint8_t **output, size_t *output_length, char *message) {
+    *output = NULL;
+    *output_length = 0;
+    if (channels != 1 && channels != 3 && channels != 4) {
+        snprintf(message, 200, "unsupported channel count %d", channels);
+        return -1;
+    }
+    struct mg_png_encoder *e = calloc(1, sizeof *e);
+    if (!e) {
+        snprintf(message, 200, "out of memory");
+        return -1;
+    }
+    e->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, e->message, mg_png_error, mg_png_warning);
+    if (e->png) e->info = png_create_info_struct(e->png);
+    if (!e->png || !e->info) {
+        png_destroy_write_struct(&e->png, &e->info);
+        free(e);
+        snprintf(message, 200, "out of memory");
+        return -1;
+    }
+    if (level < 0) level = 0;
+    if (level > 9) level = 9;
+    int result = mg_png_encode_run(e, pixels, width, height, stride, channels, level, exif, exif_length);
+    if (result == 0) {
+        *output = e->buffer;
+        *output_length = e->length;
+    } else {
+        snprintf(message, 200, "%s", e->message);
+        free(e->buffer);
+    }
+    png_destroy_write_struct(&e->png, &e->info);
+    free(e);
+    return result;
+}
