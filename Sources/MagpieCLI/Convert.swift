@@ -77,15 +77,15 @@ struct Convert: AsyncParsableCommand {
         let format = try outputFormat()
         var options = ImageDecodingOptions()
         options.maxPixelCount = maxPixels
-        options.applyOrientation = true
         do {
             let data = try FileInput.read(input)
-            let image = try Image(data: data, options: options)
+            let decoded = try Image(data: data, options: options)
+            let image = decoded.applyingOrientation()
             let encoded = try image.encoded(using: try encoder(for: format))
             try FileOutput.write(encoded, to: output)
-            let source = image.format?.description ?? "image"
+            let source = decoded.format?.description ?? "image"
             let frames = image.isAnimated ? ", \(image.frames.count) frames" : ""
-            print("\(input) -> \(output): \(source) \(image.size)\(frames) -> \(format) "
+            print("\(input) -> \(output): \(source) \(decoded.size)\(frames) -> \(format) \(image.size) "
                   + "(\(ByteCount.format(data.count)) -> \(ByteCount.format(encoded.count)))")
         } catch {
             Terminal.error("\(input): error: \(error)")

@@ -57,3 +57,9 @@ public struct Bitmap: Equatable, Sendable {
         }
     }
 }
+
+extension Bitmap: CustomStringConvertible, CustomDebugStringConvertible {
+    /// `"Bitmap(640x480 rgb8)"`: the size and layout, never the pixels.
+    public var description: String { "Bitmap(\(size) \(format))" }
+    public var debugDescription: String { description }
+}

@@ -60,12 +60,15 @@ struct GIFReader {
         var base: UnsafePointer<UInt8>
         var count: Int
         var offset: Int
+        /// Set when a read asked for more than was left: every later failure is truncation.
+        var exhausted = false
     }
 
     private static let read: InputFunc = { gif, buffer, length in
         guard let gif, let buffer, length > 0,
               let input = gif.pointee.UserData?.assumingMemoryBound(to: Input.self) else { return 0 }
         let n = min(Int(length), input.pointee.count - input.pointee.offset)
+        if n < Int(length) { input.pointee.exhausted = true }
         guard n > 0 else { return 0 }
         buffer.update(from: input.pointee.base + input.pointee.offset, count: n)
         input.pointee.offset += n
@@ -80,12 +83,18 @@ struct GIFReader {
             var input = Input(base: base, count: raw.count, offset: 0)
             return try withUnsafeMutablePointer(to: &input) { pointer -> T in
                 var code: Int32 = 0
-                guard let gif = DGifOpen(pointer, read, &code) else { throw error(code) }
+                guard let gif = DGifOpen(pointer, read, &code) else {
+                    throw pointer.pointee.exhausted ? ImageError.truncated(.gif) : error(code)
+                }
                 defer {
                     var ignored: Int32 = 0
                     DGifCloseFile(gif, &ignored)
                 }
-                return try body(gif)
+                do {
+                    return try body(gif)
+                } catch let failure as ImageError where failure.kind == .corrupt && pointer.pointee.exhausted {
+                    throw ImageError.truncated(.gif)
+                }
             }
         }
     }

@@ -40,6 +40,10 @@ extension ImageDecoders {
                     }
                     image = try Self.decodeAnimation(bytes, container: container, options: options)
                     image.orientation = orientation
+                    // A file that declares no alpha is opaque: what the canvas leaves uncovered is black.
+                    if features.has_alpha == 0 && options.pixelFormat == nil {
+                        image = try image.mapFrames { $0.converted(to: .rgb8) }
+                    }
                 } else {
                     let size = PixelSize(width: Int(features.width), height: Int(features.height))
                     try options.checkFrame(size, format: .webp)

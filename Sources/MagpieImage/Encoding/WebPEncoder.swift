@@ -30,26 +30,43 @@ extension ImageEncoders {
             return image.isAnimated ? try encodeAnimation(image) : try encodeStill(image.bitmap)
         }
 
+        private func config() throws -> WebPConfig {
+            var config = WebPConfig()
+            guard WebPConfigInit(&config) != 0 else { throw ImageError.encodingFailed(.webp, "libwebp version mismatch") }
+            config.lossless = lossless ? 1 : 0
+            config.quality = Float(quality * 100)
+            // Lossless means every pixel, also the colour under fully transparent ones.
+            config.exact = lossless ? 1 : 0
+            return config
+        }
+
         private func encodeStill(_ source: Bitmap) throws -> Data {
             let bitmap = source.format == .gray8 ? source.converted(to: .rgb8) : source
-            let alpha = bitmap.format.hasAlpha
-            let factor = Float(quality * 100)
-            var output: UnsafeMutablePointer<UInt8>?
-            let size = bitmap.pixels.withUnsafeBufferPointer { pixels -> Int in
-                guard let base = pixels.baseAddress else { return 0 }
-                let w = Int32(bitmap.width), h = Int32(bitmap.height), stride = Int32(bitmap.bytesPerRow)
-                switch (lossless, alpha) {
-                case (false, false): return WebPEncodeRGB(base, w, h, stride, factor, &output)
-                case (false, true): return WebPEncodeRGBA(base, w, h, stride, factor, &output)
-                case (true, false): return WebPEncodeLosslessRGB(base, w, h, stride, &output)
-                case (true, true): return WebPEncodeLosslessRGBA(base, w, h, stride, &output)
-                }
+            var config = try config()
+            var picture = WebPPicture()
+            guard WebPPictureInit(&picture) != 0 else { throw ImageError.encodingFailed(.webp, "libwebp version mismatch") }
+            defer { WebPPictureFree(&picture) }
+            picture.width = Int32(bitmap.width)
+            picture.height = Int32(bitmap.height)
+            picture.use_argb = lossless ? 1 : 0
+            let imported = bitmap.pixels.withUnsafeBufferPointer { pixels -> Int32 in
+                bitmap.format.hasAlpha
+                    ? WebPPictureImportRGBA(&picture, pixels.baseAddress, Int32(bitmap.bytesPerRow))
+                    : WebPPictureImportRGB(&picture, pixels.baseAddress, Int32(bitmap.bytesPerRow))
             }
-            guard size > 0 else {
-                WebPFree(output)
-                throw ImageError.encodingFailed(.webp, "libwebp could not encode the \(bitmap.size) image")
+            guard imported != 0 else { throw ImageError.encodingFailed(.webp, "out of memory importing \(bitmap.size)") }
+            var writer = WebPMemoryWriter()
+            WebPMemoryWriterInit(&writer)
+            defer { WebPMemoryWriterClear(&writer) }
+            let encoded = withUnsafeMutablePointer(to: &writer) { writerPointer -> Int32 in
+                picture.writer = WebPMemoryWrite
+                picture.custom_ptr = UnsafeMutableRawPointer(writerPointer)
+                return WebPEncode(&config, &picture)
             }
-            return Data(takingMalloced: output, count: size, free: WebPFree)
+            guard encoded != 0, let bytes = writer.mem else {
+                throw ImageError.encodingFailed(.webp, "libwebp error \(picture.error_code.rawValue) encoding \(bitmap.size)")
+            }
+            return Data(bytes: bytes, count: writer.size)
         }
 
         private func encodeAnimation(_ image: Image) throws -> Data {
@@ -62,11 +79,7 @@ extension ImageEncoders {
                 throw ImageError.encodingFailed(.webp, "cannot create the animation encoder")
             }
             defer { WebPAnimEncoderDelete(encoder) }
-            var config = WebPConfig()
-            guard WebPConfigInit(&config) != 0 else { throw ImageError.encodingFailed(.webp, "libwebp version mismatch") }
-            config.lossless = lossless ? 1 : 0
-            config.quality = Float(quality * 100)
-
+            var config = try config()
             var timestamp = 0
             for (index, frame) in image.frames.enumerated() {
                 let rgba = frame.bitmap.converted(to: .rgba8)

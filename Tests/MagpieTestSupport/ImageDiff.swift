@@ -1,0 +1,32 @@
+import Foundation
+public import MagpieImage
+
+/// Pixel comparisons with stated tolerances.
+public enum ImageDiff {
+    /// Peak signal-to-noise ratio in dB between equal-length byte arrays; `.infinity` when equal.
+    /// 40 dB means an RMS error of about 2.5 levels out of 255.
+    public static func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {
+        precondition(a.count == b.count, "psnr of \(a.count) and \(b.count) bytes")
+        var sum = 0.0
+        for i in 0..<a.count {
+            let d = Double(Int(a[i]) - Int(b[i]))
+            sum += d * d
+        }
+        guard sum > 0 else { return .infinity }
+        let mse = sum / Double(a.count)
+        return 10 * log10(255 * 255 / mse)
+    }
+
+    /// The largest difference of any one channel.
+    public static func maxDifference(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        precondition(a.count == b.count, "difference of \(a.count) and \(b.count) bytes")
+        var worst = 0
+        for i in 0..<a.count { worst = max(worst, abs(Int(a[i]) - Int(b[i]))) }
+        return worst
+    }
+
+    /// All frames of `image` as RGBA bytes, concatenated (the reference layout).
+    public static func rgba(_ image: Image) -> [UInt8] {
+        image.frames.flatMap { $0.bitmap.converted(to: .rgba8).pixels }
+    }
+}
