@@ -7,7 +7,8 @@ import Testing
 /// must decode or fail with an ImageError; never crash, hang or throw anything else.
 @Suite("Robustness")
 struct RobustnessTests {
-    static let mutationsPerFixture = 100
+    /// 100 by default; set MAGPIE_MUTATIONS for a longer run.
+    static let mutationsPerFixture = ProcessInfo.processInfo.environment["MAGPIE_MUTATIONS"].flatMap(Int.init) ?? 100
 
     static func mutate(_ data: Data, _ rng: inout SeededGenerator) -> Data {
         var bytes = [UInt8](data)

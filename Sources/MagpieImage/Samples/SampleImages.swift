@@ -3,16 +3,16 @@ import Foundation
 /// Generated sample images for the demo, the CLI's `samples` command and the proxy's demo
 /// gallery: deterministic pictures that exercise each codec (a photo-like landscape, a
 /// transparent badge, an animated spinner, a rotated portrait).
-package enum SampleImages {
+public enum SampleImages {
     /// One sample: a file name and the image with the encoder to write it.
-    package struct Sample: Sendable {
-        package var fileName: String
-        package var image: Image
-        package var encoder: any ImageEncoding
-        package var summary: String
+    public struct Sample: Sendable {
+        public var fileName: String
+        public var image: Image
+        public var encoder: any ImageEncoding
+        public var summary: String
     }
 
-    package static func all() throws -> [Sample] {
+    public static func all() throws -> [Sample] {
         let landscape = try self.landscape(width: 800, height: 500)
         var portrait = Image(bitmap: landscape.bitmap.applying(.left), format: nil, orientation: .right)
         portrait.orientation = .right
@@ -41,7 +41,7 @@ package enum SampleImages {
     }
 
     /// Sky, sun, two ranges of hills and a lake, with a little grain.
-    package static func landscape(width: Int, height: Int) throws -> Image {
+    public static func landscape(width: Int, height: Int) throws -> Image {
         let bitmap = try Bitmap.make(width: width, height: height, format: .rgb8) { buffer in
             for y in 0..<height {
                 let v = Double(y) / Double(height)
@@ -70,7 +70,7 @@ package enum SampleImages {
     }
 
     /// A rounded square with a diagonal gradient and an antialiased ring, on transparency.
-    package static func badge(size: Int) throws -> Image {
+    public static func badge(size: Int) throws -> Image {
         let bitmap = try Bitmap.make(width: size, height: size, format: .rgba8) { buffer in
             let s = Double(size), radius = s * 0.2, inset = s * 0.06
             for y in 0..<size {
@@ -96,7 +96,7 @@ package enum SampleImages {
     }
 
     /// Twelve dots on a circle; the bright one goes round.
-    package static func spinner(size: Int, frames count: Int) throws -> Image {
+    public static func spinner(size: Int, frames count: Int) throws -> Image {
         var frames: [ImageFrame] = []
         let s = Double(size)
         for f in 0..<count {

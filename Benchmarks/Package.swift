@@ -1,0 +1,23 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Benchmarks live in their own package so that users of Magpie never resolve
+// ordo-one/benchmark. Run with `make bench`, or `swift package benchmark` here.
+let package = Package(
+    name: "MagpieBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Magpie", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CodecBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MagpieImage", package: "Magpie"),
+            ],
+            path: "Benchmarks/CodecBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+    ]
+)
