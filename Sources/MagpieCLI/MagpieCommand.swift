@@ -36,7 +36,7 @@ struct MagpieCommand: AsyncParsableCommand {
 /// Output helpers: results to stdout, problems to stderr.
 enum Terminal {
     static func error(_ message: String) {
-        fflush(stdout)  // keep the order of interleaved results and errors
+        fflush(nil)  // flush stdout first, to keep the order of interleaved results and errors
         FileHandle.standardError.write(Data((message + "\n").utf8))
     }
 

@@ -7,7 +7,7 @@
 /// do {
 ///     let image = try Image(data: data)
 /// } catch let error as ImageError where error.kind == .tooLarge {
-///     print(error) // "PNG of 100000x100000 pixels exceeds the limit of 100000000 pixels"
+///     print(error) // "PNG image of 100000x100000 pixels (10000000000) exceeds the limit of 100000000 pixels"
 /// }
 /// ```
 public struct ImageError: Error, Hashable, Sendable, CustomStringConvertible {
