@@ -84,6 +84,13 @@ def good(name, fmt, compare, expected_frames=None, loop=None, durations=None, ha
         durations = durations[:expected_frames] if durations else None
         if expected_frames == 1:
             durations = None
+    good_pixels(name, fmt, compare, width, height, frames, has_alpha=has_alpha, loop=loop, durations=durations,
+                note=note, orientation=orientation, upright=upright)
+
+
+def good_pixels(name, fmt, compare, width, height, frames, has_alpha=None, loop=None, durations=None, note=None,
+                orientation=1, upright=None):
+    """Records a fixture with its reference frames (Pillow's, or the script's own checked against Pillow)."""
     entry = {
         "file": name, "format": fmt, "width": width, "height": height, "frames": len(frames),
         "orientation": orientation, "compare": compare, "reference": write_reference(name, frames),
@@ -97,23 +104,6 @@ def good(name, fmt, compare, expected_frames=None, loop=None, durations=None, ha
     if upright is not None:
         pixels, (entry["uprightWidth"], entry["uprightHeight"]) = upright
         entry["uprightReference"] = write_reference(name, [pixels], ".upright")
-    if note:
-        entry["note"] = note
-    manifest.append(entry)
-
-
-def good_pixels(name, fmt, compare, width, height, frames, has_alpha=None, loop=None, durations=None, note=None):
-    """Records a fixture whose reference pixels the script computed itself (and checked against Pillow)."""
-    entry = {
-        "file": name, "format": fmt, "width": width, "height": height, "frames": len(frames),
-        "orientation": 1, "compare": compare, "reference": write_reference(name, frames),
-    }
-    if has_alpha is not None:
-        entry["hasAlpha"] = has_alpha
-    if loop is not None:
-        entry["loopCount"] = loop
-    if durations is not None:
-        entry["durations"] = durations
     if note:
         entry["note"] = note
     manifest.append(entry)
