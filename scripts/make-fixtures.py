@@ -146,6 +146,27 @@ def scene(width, height, mode="RGB", seed=0):
     return im
 
 
+def photo(width, height):
+    """A photo-like picture: smooth shading, texture and edges, so previews differ visibly."""
+    im = Image.new("RGB", (width, height))
+    px = im.load()
+    prng = random.Random(width * 1000 + height)
+    for y in range(height):
+        for x in range(width):
+            u, v = x / width, y / height
+            r = int(90 + 120 * v + 20 * ((x // 8 + y // 8) % 2))
+            g = int(150 + 70 * v - 40 * u)
+            b = int(235 - 60 * v * u)
+            if v > 0.6 + 0.1 * ((x * 7919) % 13) / 13:
+                r, g, b = 60 + int(40 * u), 120 + int(30 * v), 60
+            n = prng.randrange(-12, 13)
+            px[x, y] = (max(0, min(255, r + n)), max(0, min(255, g + n)), max(0, min(255, b + n)))
+    d = ImageDraw.Draw(im)
+    d.ellipse([width * 0.6, height * 0.1, width * 0.8, height * 0.37], fill=(255, 230, 160))
+    d.rectangle([width * 0.1, height * 0.45, width * 0.3, height * 0.9], fill=(150, 60, 40))
+    return im
+
+
 # MARK: - JPEG
 
 def jpeg_fixtures():
@@ -156,6 +177,12 @@ def jpeg_fixtures():
     good("jpeg/baseline-444.jpg", "jpeg", "psnr")
     base.save(path("jpeg/progressive.jpg"), quality=92, progressive=True)
     good("jpeg/progressive.jpg", "jpeg", "psnr")
+    # Larger ones for incremental decoding, fed in 1 KB chunks.
+    big = photo(256, 192)
+    big.save(path("jpeg/photo-progressive.jpg"), quality=90, progressive=True)
+    good("jpeg/photo-progressive.jpg", "jpeg", "psnr", note="for incremental decoding")
+    big.save(path("jpeg/photo-baseline.jpg"), quality=90)
+    good("jpeg/photo-baseline.jpg", "jpeg", "psnr", note="for incremental decoding")
     scene(37, 23).save(path("jpeg/odd-size.jpg"), quality=92)
     good("jpeg/odd-size.jpg", "jpeg", "psnr", note="partial MCUs on the right and bottom")
     base.convert("L").save(path("jpeg/gray.jpg"), quality=92)
@@ -386,6 +413,15 @@ def png_fixtures():
         write_png(name, w, h, 2, 8, px, trns=struct.pack(">HHH", 80, 80, 100), interlace=interlace)
         ref = b"".join(bytes(list(p) + [0 if p == (80, 80, 100) else 255]) for row in px for p in row)
         expect(name, ref, True)
+
+    # A larger interlaced photo, for incremental decoding.
+    big = photo(128, 96)
+    w_h = (128, 96)
+    px = grid(lambda x, y: big.getpixel((x, y)))
+    name = "png/photo-adam7.png"
+    write_png(name, 128, 96, 2, 8, px, interlace=True)
+    expect(name, b"".join(bytes(list(p) + [255]) for row in px for p in row), False, note="for incremental decoding")
+    w_h = (w, h)
 
     # Tiny interlaced images leave some Adam7 passes empty.
     for (tw, th) in ((1, 1), (3, 5)):

@@ -1,6 +1,7 @@
 // JPEG decoding and encoding over the libjpeg API, with libjpeg's longjmp kept in this file.
 
 #include "CImageShims.h"
+#include "shim_internal.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -11,6 +12,10 @@
 #include <jerror.h>
 
 void mg_free(void *buffer) { free(buffer); }
+
+static _Atomic int live_objects = 0;
+void mg_live_objects_add(int delta) { live_objects += delta; }
+int mg_live_objects(void) { return live_objects; }
 
 struct mg_jpeg_error {
     struct jpeg_error_mgr pub;  // must be first: libjpeg sees only this part
@@ -77,6 +82,7 @@ mg_jpeg_decoder *mg_jpeg_decoder_create(void) {
     jpeg_create_decompress(&d->cinfo);
     d->progress.progress_monitor = mg_jpeg_decoder_progress;
     d->cinfo.progress = &d->progress;
+    mg_live_objects_add(1);
     return d;
 }
 
@@ -85,6 +91,7 @@ void mg_jpeg_decoder_destroy(mg_jpeg_decoder *d) {
     jpeg_destroy_decompress(&d->cinfo);
     free(d->row);
     free(d);
+    mg_live_objects_add(-1);
 }
 
 void mg_jpeg_set_max_scans(mg_jpeg_decoder *d, int max_scans) { d->max_scans = max_scans; }
@@ -93,7 +100,7 @@ int mg_jpeg_truncated(const mg_jpeg_decoder *d) { return d->truncated; }
 int mg_jpeg_warnings(const mg_jpeg_decoder *d) { return d->warnings; }
 const char *mg_jpeg_message(const mg_jpeg_decoder *d) { return d->message; }
 
-static int mg_jpeg_color(J_COLOR_SPACE space) {
+int mg_jpeg_color(J_COLOR_SPACE space) {
     switch (space) {
     case JCS_GRAYSCALE: return MG_JPEG_COLOR_GRAY;
     case JCS_RGB: return MG_JPEG_COLOR_RGB;
@@ -128,36 +135,44 @@ int mg_jpeg_read_header(mg_jpeg_decoder *d, const uint8_t *data, size_t length, 
     return 0;
 }
 
-int mg_jpeg_prepare(mg_jpeg_decoder *d, int channels, int scale_num, uint32_t *width, uint32_t *height) {
-    if (setjmp(d->err.jump)) return -1;
+int mg_jpeg_set_output(j_decompress_ptr cinfo, int channels, int scale_num, int *source_cmyk,
+                       char *message, size_t message_size) {
     if (channels != 1 && channels != 3 && channels != 4) {
-        snprintf(d->message, sizeof d->message, "unsupported output channel count %d", channels);
+        snprintf(message, message_size, "unsupported output channel count %d", channels);
         return -1;
     }
     if (scale_num < 1 || scale_num > 16) scale_num = 8;
-    d->channels = channels;
-    J_COLOR_SPACE space = d->cinfo.jpeg_color_space;
+    J_COLOR_SPACE space = cinfo->jpeg_color_space;
     if (space == JCS_CMYK || space == JCS_YCCK) {
-        d->source_cmyk = 1;
-        d->cinfo.out_color_space = JCS_CMYK;
+        *source_cmyk = 1;
+        cinfo->out_color_space = JCS_CMYK;
     } else if (space == JCS_UNKNOWN) {
-        snprintf(d->message, sizeof d->message, "unknown color space with %d components", d->cinfo.num_components);
+        snprintf(message, message_size, "unknown color space with %d components", cinfo->num_components);
         return -1;
     } else {
-        d->source_cmyk = 0;
-        d->cinfo.out_color_space = channels == 1 ? JCS_GRAYSCALE : channels == 3 ? JCS_RGB : JCS_EXT_RGBA;
+        *source_cmyk = 0;
+        cinfo->out_color_space = channels == 1 ? JCS_GRAYSCALE : channels == 3 ? JCS_RGB : JCS_EXT_RGBA;
     }
-    d->cinfo.scale_num = (unsigned int)scale_num;
-    d->cinfo.scale_denom = 8;
-    d->cinfo.dct_method = JDCT_ISLOW;
-    jpeg_calc_output_dimensions(&d->cinfo);
+    cinfo->scale_num = (unsigned int)scale_num;
+    cinfo->scale_denom = 8;
+    cinfo->dct_method = JDCT_ISLOW;
+    jpeg_calc_output_dimensions(cinfo);
+    return 0;
+}
+
+int mg_jpeg_prepare(mg_jpeg_decoder *d, int channels, int scale_num, uint32_t *width, uint32_t *height) {
+    if (setjmp(d->err.jump)) return -1;
+    if (mg_jpeg_set_output(&d->cinfo, channels, scale_num, &d->source_cmyk, d->message, sizeof d->message) != 0) {
+        return -1;
+    }
+    d->channels = channels;
     *width = d->cinfo.output_width;
     *height = d->cinfo.output_height;
     return 0;
 }
 
 // Adobe writes CMYK inverted (255 = no ink); plain CMYK is converted to that form first.
-static void mg_cmyk_row(const uint8_t *in, uint8_t *out, uint32_t width, int channels, int inverted) {
+void mg_jpeg_cmyk_row(const uint8_t *in, uint8_t *out, uint32_t width, int channels, int inverted) {
     for (uint32_t x = 0; x < width; x++) {
         unsigned c = in[0], m = in[1], y = in[2], k = in[3];
         if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
@@ -197,7 +212,7 @@ int mg_jpeg_decode(mg_jpeg_decoder *d, uint8_t *pixels, size_t stride) {
             uint32_t y = d->cinfo.output_scanline;
             JSAMPROW row = d->row;
             if (jpeg_read_scanlines(&d->cinfo, &row, 1) != 1) break;
-            mg_cmyk_row(d->row, pixels + (size_t)y * stride, width, d->channels, d->adobe_inverted);
+            mg_jpeg_cmyk_row(d->row, pixels + (size_t)y * stride, width, d->channels, d->adobe_inverted);
             if (d->truncated) break;
         }
     } else {

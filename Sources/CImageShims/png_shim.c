@@ -1,6 +1,7 @@
 // PNG decoding and encoding over libpng's classic API, with libpng's longjmp kept in this file.
 
 #include "CImageShims.h"
+#include "shim_internal.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -23,13 +24,21 @@ struct mg_png_decoder {
     char message[256];
 };
 
-static void mg_png_error(png_structp png, png_const_charp text) {
+// The error pointer is always a 256-byte message buffer.
+void mg_png_error_fn(png_structp png, png_const_charp text) {
     char *message = (char *)png_get_error_ptr(png);
     if (message) snprintf(message, 256, "%s", text);
     png_longjmp(png, 1);
 }
 
-static void mg_png_warning(png_structp png, png_const_charp text) { (void)png; (void)text; }
+void mg_png_warning_fn(png_structp png, png_const_charp text) { (void)png; (void)text; }
+
+void mg_png_set_limits(png_structp png) {
+    // Magpie checks the pixel count itself, from the header, against its own limit.
+    png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+    png_set_chunk_cache_max(png, 1000);
+    png_set_chunk_malloc_max(png, 8 * 1024 * 1024);
+}
 
 static void mg_png_read(png_structp png, png_bytep out, size_t count) {
     mg_png_decoder *d = (mg_png_decoder *)png_get_io_ptr(png);
@@ -41,10 +50,61 @@ static void mg_png_read(png_structp png, png_bytep out, size_t count) {
     d->offset += count;
 }
 
+void mg_png_fill_info(png_structp png, png_infop info, mg_png_info *out) {
+    png_uint_32 width = 0, height = 0;
+    int bit_depth = 0, color_type = 0, interlace = 0;
+    png_get_IHDR(png, info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
+    memset(out, 0, sizeof *out);
+    out->width = width;
+    out->height = height;
+    out->bit_depth = bit_depth;
+    out->color_type = color_type;
+    out->interlaced = interlace != PNG_INTERLACE_NONE;
+    out->has_trns = png_get_valid(png, info, PNG_INFO_tRNS) ? 1 : 0;
+    out->channels = mg_png_natural_channels(color_type, out->has_trns);
+#ifdef PNG_eXIf_SUPPORTED
+    png_bytep exif = NULL;
+    png_uint_32 exif_length = 0;
+    if (png_get_eXIf_1(png, info, &exif_length, &exif) && exif && exif_length > 0) {
+        out->exif = exif;
+        out->exif_length = exif_length;
+    }
+#endif
+}
+
+int mg_png_set_transforms(png_structp png, png_infop info, int channels, char *message, size_t message_size) {
+    int color_type = png_get_color_type(png, info);
+    int bit_depth = png_get_bit_depth(png, info);
+    int has_trns = png_get_valid(png, info, PNG_INFO_tRNS) ? 1 : 0;
+    int natural = mg_png_natural_channels(color_type, has_trns);
+    int target = channels == 0 ? natural : channels;
+    if (target != natural && target != 4) {
+        snprintf(message, message_size, "cannot decode to %d channels", target);
+        return -1;
+    }
+    if (bit_depth == 16) png_set_strip_16(png);
+    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (has_trns) png_set_tRNS_to_alpha(png);
+    if (target >= 3 && (color_type == PNG_COLOR_TYPE_GRAY || color_type == PNG_COLOR_TYPE_GRAY_ALPHA)) {
+        png_set_gray_to_rgb(png);
+    }
+    if (target == 4 && natural != 4) png_set_filler(png, 0xff, PNG_FILLER_AFTER);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    size_t expected = (size_t)png_get_image_width(png, info) * (size_t)target;
+    if (png_get_rowbytes(png, info) != expected) {
+        snprintf(message, message_size, "unexpected row size %zu (expected %zu)", (size_t)png_get_rowbytes(png, info),
+                 expected);
+        return -1;
+    }
+    return target;
+}
+
 mg_png_decoder *mg_png_decoder_create(void) {
     mg_png_decoder *d = calloc(1, sizeof *d);
     if (!d) return NULL;
-    d->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d->message, mg_png_error, mg_png_warning);
+    d->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, d->message, mg_png_error_fn, mg_png_warning_fn);
     if (!d->png) {
         free(d);
         return NULL;
@@ -55,6 +115,7 @@ mg_png_decoder *mg_png_decoder_create(void) {
         free(d);
         return NULL;
     }
+    mg_live_objects_add(1);
     return d;
 }
 
@@ -63,12 +124,13 @@ void mg_png_decoder_destroy(mg_png_decoder *d) {
     png_destroy_read_struct(&d->png, &d->info, NULL);
     free(d->rows);
     free(d);
+    mg_live_objects_add(-1);
 }
 
 int mg_png_truncated(const mg_png_decoder *d) { return d->truncated; }
 const char *mg_png_message(const mg_png_decoder *d) { return d->message; }
 
-static int mg_png_natural_channels(int color_type, int has_trns) {
+int mg_png_natural_channels(int color_type, int has_trns) {
     switch (color_type) {
     case PNG_COLOR_TYPE_GRAY: return has_trns ? 4 : 1;
     case PNG_COLOR_TYPE_GRAY_ALPHA: return 4;
@@ -84,61 +146,16 @@ int mg_png_read_header(mg_png_decoder *d, const uint8_t *data, size_t length, mg
     d->length = length;
     d->offset = 0;
     png_set_read_fn(d->png, d, mg_png_read);
-    // Magpie checks the pixel count itself, from this header, against its own limit.
-    png_set_user_limits(d->png, 0x7fffffff, 0x7fffffff);
-    png_set_chunk_cache_max(d->png, 1000);
-    png_set_chunk_malloc_max(d->png, 8 * 1024 * 1024);
+    mg_png_set_limits(d->png);
     png_read_info(d->png, d->info);
-
-    png_uint_32 width = 0, height = 0;
-    int bit_depth = 0, color_type = 0, interlace = 0;
-    png_get_IHDR(d->png, d->info, &width, &height, &bit_depth, &color_type, &interlace, NULL, NULL);
-    memset(info, 0, sizeof *info);
-    info->width = width;
-    info->height = height;
-    info->bit_depth = bit_depth;
-    info->color_type = color_type;
-    info->interlaced = interlace != PNG_INTERLACE_NONE;
-    info->has_trns = png_get_valid(d->png, d->info, PNG_INFO_tRNS) ? 1 : 0;
-    info->channels = mg_png_natural_channels(color_type, info->has_trns);
-#ifdef PNG_eXIf_SUPPORTED
-    png_bytep exif = NULL;
-    png_uint_32 exif_length = 0;
-    if (png_get_eXIf_1(d->png, d->info, &exif_length, &exif) && exif && exif_length > 0) {
-        info->exif = exif;
-        info->exif_length = exif_length;
-    }
-#endif
+    mg_png_fill_info(d->png, d->info, info);
     return 0;
 }
 
 int mg_png_prepare(mg_png_decoder *d, int channels, int *out_channels) {
     if (setjmp(png_jmpbuf(d->png))) return -1;
-    int color_type = png_get_color_type(d->png, d->info);
-    int bit_depth = png_get_bit_depth(d->png, d->info);
-    int has_trns = png_get_valid(d->png, d->info, PNG_INFO_tRNS) ? 1 : 0;
-    int natural = mg_png_natural_channels(color_type, has_trns);
-    int target = channels == 0 ? natural : channels;
-    if (target != natural && !(target == 4)) {
-        snprintf(d->message, sizeof d->message, "cannot decode to %d channels", target);
-        return -1;
-    }
-    if (bit_depth == 16) png_set_strip_16(d->png);
-    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(d->png);
-    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(d->png);
-    if (has_trns) png_set_tRNS_to_alpha(d->png);
-    if (target >= 3 && (color_type == PNG_COLOR_TYPE_GRAY || color_type == PNG_COLOR_TYPE_GRAY_ALPHA)) {
-        png_set_gray_to_rgb(d->png);
-    }
-    if (target == 4 && natural != 4) png_set_filler(d->png, 0xff, PNG_FILLER_AFTER);
-    png_set_interlace_handling(d->png);
-    png_read_update_info(d->png, d->info);
-    size_t expected = (size_t)png_get_image_width(d->png, d->info) * (size_t)target;
-    if (png_get_rowbytes(d->png, d->info) != expected) {
-        snprintf(d->message, sizeof d->message, "unexpected row size %zu (expected %zu)",
-                 (size_t)png_get_rowbytes(d->png, d->info), expected);
-        return -1;
-    }
+    int target = mg_png_set_transforms(d->png, d->info, channels, d->message, sizeof d->message);
+    if (target < 0) return -1;
     d->channels = target;
     *out_channels = target;
     return 0;
@@ -217,7 +234,7 @@ int mg_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t
         snprintf(message, 200, "out of memory");
         return -1;
     }
-    e->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, e->message, mg_png_error, mg_png_warning);
+    e->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, e->message, mg_png_error_fn, mg_png_warning_fn);
     if (e->png) e->info = png_create_info_struct(e->png);
     if (!e->png || !e->info) {
         png_destroy_write_struct(&e->png, &e->info);

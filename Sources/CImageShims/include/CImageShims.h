@@ -18,6 +18,18 @@
 /// Frees a buffer returned by an encoder.
 void mg_free(void *_Nullable buffer);
 
+/// The number of decoders and streams alive now (for tests that check abandoned ones are freed).
+int mg_live_objects(void);
+
+/// What an incremental decoder needs next.
+enum {
+    MG_STREAM_NEED_DATA = 0,  // feed more bytes
+    MG_STREAM_HEADER = 1,     // the header is read: configure the output
+    MG_STREAM_DONE = 2,       // the image is complete
+    MG_STREAM_TRUNCATED = 3,  // the data ended early; the output holds what was decoded
+    MG_STREAM_FAILED = -1,    // an error; see the message
+};
+
 // MARK: - JPEG decoding
 
 enum {
@@ -65,6 +77,30 @@ int mg_jpeg_truncated(const mg_jpeg_decoder *decoder);
 int mg_jpeg_warnings(const mg_jpeg_decoder *decoder);
 const char *mg_jpeg_message(const mg_jpeg_decoder *decoder);
 
+// MARK: - Incremental JPEG decoding
+
+typedef struct mg_jpeg_stream mg_jpeg_stream;
+
+mg_jpeg_stream *_Nullable mg_jpeg_stream_create(void);
+void mg_jpeg_stream_destroy(mg_jpeg_stream *_Nullable stream);
+/// Adds bytes (copied); `is_last` says no more will come, so a short file ends as truncated.
+int mg_jpeg_stream_append(mg_jpeg_stream *stream, const uint8_t *_Nullable data, size_t length, int is_last);
+/// Decodes as far as the data allows; returns an MG_STREAM_* value.
+int mg_jpeg_stream_advance(mg_jpeg_stream *stream);
+/// After MG_STREAM_HEADER: the header, valid until the stream is destroyed.
+const mg_jpeg_info *mg_jpeg_stream_info(const mg_jpeg_stream *stream);
+/// After MG_STREAM_HEADER: chooses the output as mg_jpeg_prepare does and allocates it.
+int mg_jpeg_stream_configure(mg_jpeg_stream *stream, int channels, int scale_num, uint32_t *width, uint32_t *height);
+/// Progressive: renders the last complete scan into the output; 1 when a new one was rendered.
+int mg_jpeg_stream_render_scan(mg_jpeg_stream *stream);
+const uint8_t *_Nullable mg_jpeg_stream_pixels(const mg_jpeg_stream *stream);
+/// Rows of the output that hold decoded pixels (all of them once a progressive scan is rendered).
+uint32_t mg_jpeg_stream_rows(const mg_jpeg_stream *stream);
+int mg_jpeg_stream_completed_scans(const mg_jpeg_stream *stream);
+int mg_jpeg_stream_rendered_scans(const mg_jpeg_stream *stream);
+int mg_jpeg_stream_truncated(const mg_jpeg_stream *stream);
+const char *mg_jpeg_stream_message(const mg_jpeg_stream *stream);
+
 // MARK: - JPEG encoding
 
 /// Encodes 1, 3 or 4 channel pixels (4: straight alpha, composited over `background` RGB).
@@ -107,6 +143,26 @@ int mg_png_decode(mg_png_decoder *decoder, uint8_t *pixels, size_t stride);
 
 int mg_png_truncated(const mg_png_decoder *decoder);
 const char *mg_png_message(const mg_png_decoder *decoder);
+
+// MARK: - Incremental PNG decoding
+
+typedef struct mg_png_stream mg_png_stream;
+
+/// A progressive PNG reader producing `channels` (0 = natural) and refusing more than `max_pixels`.
+mg_png_stream *_Nullable mg_png_stream_create(int channels, uint64_t max_pixels);
+void mg_png_stream_destroy(mg_png_stream *_Nullable stream);
+/// Feeds bytes; returns MG_STREAM_NEED_DATA, MG_STREAM_DONE or MG_STREAM_FAILED.
+int mg_png_stream_append(mg_png_stream *stream, const uint8_t *_Nullable data, size_t length);
+/// The header once read, else NULL.
+const mg_png_info *_Nullable mg_png_stream_header(const mg_png_stream *stream);
+int mg_png_stream_too_large(const mg_png_stream *stream);
+int mg_png_stream_channels(const mg_png_stream *stream);
+const uint8_t *_Nullable mg_png_stream_pixels(const mg_png_stream *stream);
+/// Non-interlaced: rows decoded so far.
+uint32_t mg_png_stream_rows(const mg_png_stream *stream);
+/// Adam7: passes complete (0...7).
+int mg_png_stream_completed_passes(const mg_png_stream *stream);
+const char *mg_png_stream_message(const mg_png_stream *stream);
 
 // MARK: - PNG encoding
 

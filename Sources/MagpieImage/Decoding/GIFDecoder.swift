@@ -161,22 +161,22 @@ struct GIFReader {
 
     /// Decodes and composites every frame (or the first only).
     mutating func decodeFrames(options: ImageDecodingOptions) throws -> [ImageFrame] {
-        let width = canvasSize.width, height = canvasSize.height
-        let pixelCount = width * height
-        PixelAllocation.observer?(pixelCount * 4)
-        var canvas = [UInt32](repeating: 0, count: pixelCount)
-        var saved: [UInt32] = []
-        var frames: [ImageFrame] = []
-        var row: [UInt8] = []
-        var pendingDisposal: (mode: Int32, left: Int, top: Int, right: Int, bottom: Int)?
+        var canvas = try GIFCanvas(size: canvasSize)
+        try decodeFrames(into: &canvas, options: options)
+        guard !canvas.frames.isEmpty else { throw ImageError.corrupt(.gif, "the file has no frames") }
+        return canvas.frames
+    }
 
+    /// Decodes the frames of this file onto `canvas`, which may already hold earlier frames
+    /// (the incremental decoder feeds it one frame at a time).
+    mutating func decodeFrames(into canvas: inout GIFCanvas, options: ImageDecodingOptions) throws {
         while true {
             var type = UNDEFINED_RECORD_TYPE
             guard DGifGetRecordType(gif, &type) == GIF_OK else {
-                if !frames.isEmpty, gif.pointee.Error == D_GIF_ERR_READ_FAILED { return frames }  // no trailer
+                if !canvas.frames.isEmpty, gif.pointee.Error == D_GIF_ERR_READ_FAILED { return }  // no trailer
                 throw lastError
             }
-            if type == TERMINATE_RECORD_TYPE { break }
+            if type == TERMINATE_RECORD_TYPE { return }
             if type == EXTENSION_RECORD_TYPE {
                 try readExtension()
                 continue
@@ -185,73 +185,28 @@ struct GIFReader {
                 throw ImageError.corrupt(.gif, "unexpected record type \(type.rawValue)")
             }
             if !options.firstFrameOnly {
-                try options.checkAnimation(frames: frames.count + 1, size: canvasSize, format: .gif)
+                try options.checkAnimation(frames: canvas.frames.count + 1, size: canvasSize, format: .gif)
             }
             guard DGifGetImageHeader(gif) == GIF_OK else { throw lastError }
             let descriptor = gif.pointee.Image
-            let frameWidth = Int(descriptor.Width), frameHeight = Int(descriptor.Height)
-            let left = Int(descriptor.Left), top = Int(descriptor.Top)
             guard let colorMap = descriptor.ColorMap ?? gif.pointee.SColorMap else {
-                throw ImageError.corrupt(.gif, "frame \(frames.count + 1) has no colour table")
+                throw ImageError.corrupt(.gif, "frame \(canvas.frames.count + 1) has no colour table")
             }
-            let palette = Self.palette(colorMap, transparent: control.TransparentColor)
-
-            // Undo the previous frame as its disposal method says.
-            if let disposal = pendingDisposal {
-                if disposal.mode == DISPOSE_BACKGROUND {
-                    for y in disposal.top..<disposal.bottom {
-                        canvas.withUnsafeMutableBufferPointer { c in
-                            for x in disposal.left..<disposal.right { c[y * width + x] = 0 }
-                        }
-                    }
-                } else if disposal.mode == DISPOSE_PREVIOUS, !saved.isEmpty {
-                    canvas = saved
-                }
+            let frame = GIFCanvas.Frame(
+                left: Int(descriptor.Left), top: Int(descriptor.Top), width: Int(descriptor.Width),
+                height: Int(descriptor.Height), interlaced: descriptor.Interlace,
+                palette: Self.palette(colorMap, transparent: control.TransparentColor),
+                transparent: Int(control.TransparentColor), disposal: control.DisposalMode,
+                duration: .milliseconds(Int(control.DelayTime) * 10))
+            let gif = self.gif
+            try canvas.draw(frame) { row in
+                row.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(frame.width)) } == GIF_OK
+            } failure: {
+                lastError
             }
-            if control.DisposalMode == DISPOSE_PREVIOUS {
-                if saved.isEmpty { PixelAllocation.observer?(pixelCount * 4) }
-                saved = canvas
-            }
-
-            // Decode the rows, in interlaced order when flagged, and paint the visible part.
-            if row.count < max(frameWidth, 1) { row = [UInt8](repeating: 0, count: max(frameWidth, 1)) }
-            let clippedRight = min(left + frameWidth, width), clippedBottom = min(top + frameHeight, height)
-            let transparent = Int(control.TransparentColor)
-            let rowOrder = descriptor.Interlace ? Self.interlacedRows(frameHeight) : Array(0..<frameHeight)
-            for y in rowOrder {
-                let status = row.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(frameWidth)) }
-                guard status == GIF_OK else { throw lastError }
-                let canvasY = top + y
-                guard canvasY < height, left < clippedRight else { continue }
-                row.withUnsafeBufferPointer { line in
-                    palette.withUnsafeBufferPointer { colors in
-                        canvas.withUnsafeMutableBufferPointer { c in
-                            let rowBase = canvasY * width
-                            for x in left..<clippedRight {
-                                let index = Int(line[x - left])
-                                if index != transparent { c[rowBase + x] = colors[index] }
-                            }
-                        }
-                    }
-                }
-            }
-
-            let frameBitmap = try Bitmap.make(width: width, height: height, format: .rgba8) { buffer in
-                canvas.withUnsafeBytes { source in
-                    guard let from = source.baseAddress, let to = buffer.baseAddress else { return }
-                    UnsafeMutableRawPointer(to).copyMemory(from: from, byteCount: pixelCount * 4)
-                }
-            }
-            frames.append(ImageFrame(bitmap: frameBitmap, duration: .milliseconds(Int(control.DelayTime) * 10)))
-            pendingDisposal = (
-                control.DisposalMode, min(left, width), min(top, height),
-                max(min(left, width), clippedRight), max(min(top, height), clippedBottom)
-            )
             resetControl()
-            if options.firstFrameOnly { break }
+            if options.firstFrameOnly { return }
         }
-        guard !frames.isEmpty else { throw ImageError.corrupt(.gif, "the file has no frames") }
-        return frames
     }
 
     /// Row numbers in the order an interlaced frame stores them: every 8th from 0, every 8th
@@ -270,7 +225,7 @@ struct GIFReader {
     }
 
     /// 256 RGBA words (byte order R, G, B, A in memory); the transparent index is 0.
-    private static func palette(_ map: UnsafeMutablePointer<ColorMapObject>, transparent: Int32) -> [UInt32] {
+    static func palette(_ map: UnsafeMutablePointer<ColorMapObject>, transparent: Int32) -> [UInt32] {
         var table = [UInt32](repeating: 0, count: 256)
         let black = rgba(0, 0, 0, 255)
         let count = Int(max(0, min(256, map.pointee.ColorCount)))
