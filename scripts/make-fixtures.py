@@ -56,7 +56,7 @@ def rgba_frames(im):
 
 
 def reference_name(name, suffix=""):
-    return name.replace("/", "-").rsplit(".", 1)[0] + suffix + ".rgba"
+    return name.replace("/", "-").replace(".", "-") + suffix + ".rgba"
 
 
 def write_reference(name, frames, suffix=""):
@@ -441,11 +441,95 @@ def png_fixtures():
     scene(48, 32).save(path("png/exif-orientation-6.png"), exif=exif.tobytes())
     good("png/exif-orientation-6.png", "png", "exact", orientation=6, has_alpha=False)
 
-    # An animated PNG decodes as its default image until APNG support lands.
+    # Animated PNG: opaque frames, then frames with every dispose and blend operation.
     frames = [scene(32, 24, seed=i) for i in range(3)]
-    frames[0].save(path("png/apng.png"), save_all=True, append_images=frames[1:], duration=100, loop=0)
-    good("png/apng.png", "png", "exact", expected_frames=1, has_alpha=False,
-         note="APNG: the default image only, for now")
+    frames[0].save(path("png/apng.png"), save_all=True, append_images=frames[1:], duration=[100, 50, 150], loop=0)
+    good("png/apng.png", "png", "exact", has_alpha=True, loop=0, durations=[100, 50, 150])
+    frames = []
+    for i in range(5):
+        im = Image.new("RGBA", (40, 30), (0, 0, 0, 0))
+        d = ImageDraw.Draw(im)
+        d.rectangle([2 + i * 6, 4, 14 + i * 6, 20], fill=(255, 40 * i, 90, 140 + 20 * i))
+        d.ellipse([20, 10 + i, 36, 26], fill=(30, 200, 60, 200))
+        frames.append(im)
+    frames[0].save(path("png/apng-dispose-blend.png"), save_all=True, append_images=frames[1:],
+                   duration=[40, 80, 120, 60, 200], loop=3,
+                   disposal=[0, 1, 2, 0, 1], blend=[0, 1, 0, 1, 1])
+    expected = apng_composite(path("png/apng-dispose-blend.png"))
+    with Image.open(path("png/apng-dispose-blend.png")) as im:
+        pillow = rgba_frames(im)
+    differing = [i + 1 for i in range(len(expected)) if pillow[i] != expected[i]]
+    good_pixels("png/apng-dispose-blend.png", "png", "exact", 40, 30, expected, has_alpha=True, loop=3,
+                durations=[40, 80, 120, 60, 200],
+                note="APNG with dispose none/background/previous and blend source/over, composited by this script "
+                     "as the APNG spec says (Porter-Duff over); Pillow differs on frames "
+                     f"{differing} (it pastes with the alpha as a mask, which is not 'over' for translucent pixels)")
+
+
+def unfilter(raw, width, height, bpp):
+    rows, prev, p = [], bytearray(width * bpp), 0
+    for _ in range(height):
+        ftype, row = raw[p], bytearray(raw[p + 1:p + 1 + width * bpp])
+        p += 1 + width * bpp
+        for i in range(len(row)):
+            a = row[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            row[i] = (row[i] + [0, a, b, (a + b) // 2, paeth(a, b, c)][ftype]) & 0xFF
+        rows.append(row)
+        prev = row
+    return rows
+
+
+def apng_composite(file):
+    """The frames of an 8-bit RGBA APNG, composited as the APNG specification says."""
+    data = open(file, "rb").read()
+    offset, frames, current, width, height = 8, [], None, 0, 0
+    while offset < len(data):
+        n, = struct.unpack(">I", data[offset:offset + 4])
+        kind, body = data[offset + 4:offset + 8], data[offset + 8:offset + 8 + n]
+        offset += 12 + n
+        if kind == b"IHDR":
+            width, height, depth, ctype = struct.unpack(">IIBB", body[:10])
+            assert (depth, ctype) == (8, 6), "only 8-bit RGBA"
+        elif kind == b"fcTL":
+            current = {"fc": struct.unpack(">IIIIIHHBB", body), "data": b""}
+            frames.append(current)
+        elif kind == b"IDAT" and current is not None:
+            current["data"] += body
+        elif kind == b"fdAT":
+            current["data"] += body[4:]
+    canvas = bytearray(width * height * 4)
+    out = []
+    for index, frame in enumerate(frames):
+        _, w, h, x0, y0, _, _, dispose, blend = frame["fc"]
+        rows = unfilter(zlib.decompress(frame["data"]), w, h, 4)
+        if index == 0 and dispose == 2:
+            dispose = 1
+        saved = bytes(canvas)
+        for y in range(h):
+            for x in range(w):
+                s = rows[y][x * 4:x * 4 + 4]
+                t = ((y0 + y) * width + x0 + x) * 4
+                sa = s[3]
+                if blend == 0 or sa == 255:
+                    canvas[t:t + 4] = s
+                elif sa > 0:
+                    da = canvas[t + 3]
+                    out_a = sa * 255 + da * (255 - sa)
+                    if out_a == 0:
+                        canvas[t:t + 4] = b"\x00\x00\x00\x00"
+                        continue
+                    for k in range(3):
+                        canvas[t + k] = min(255, (s[k] * sa * 255 + canvas[t + k] * da * (255 - sa) + out_a // 2) // out_a)
+                    canvas[t + 3] = min(255, (out_a + 127) // 255)
+        out.append(bytes(canvas))
+        if dispose == 1:
+            for y in range(y0, y0 + h):
+                canvas[(y * width + x0) * 4:(y * width + x0 + w) * 4] = bytes(w * 4)
+        elif dispose == 2:
+            canvas = bytearray(saved)
+    return out
 
 
 # MARK: - GIF
@@ -661,6 +745,136 @@ def webp_fixtures():
     good("webp/exif-orientation-8.webp", "webp", "exact", orientation=8, has_alpha=False)
 
 
+# MARK: - BMP and ICO
+
+def bmp_file(width, height, bpp, pixel_data, palette=None, compression=0, masks=None, header=40, top_down=False):
+    """A BMP file around `pixel_data` (rows already padded, in stored order, or RLE bytes)."""
+    colors = len(palette) if palette else 0
+    if header == 12:
+        dib = struct.pack("<IHHHH", 12, width, height, 1, bpp)
+        table = b"".join(bytes([b, g, r]) for (r, g, b) in palette or [])
+    else:
+        h = -height if top_down else height
+        dib = struct.pack("<IiiHHIIiiII", header, width, h, 1, bpp, compression, len(pixel_data), 2835, 2835, colors, 0)
+        if header > 40:
+            m = list(masks or (0, 0, 0, 0)) + [0] * 4
+            dib += struct.pack("<IIII", *m[:4])
+            dib += b"\x00" * (header - 56)
+        table = b"".join(bytes([b, g, r, 0]) for (r, g, b) in palette or [])
+        if header == 40 and compression == 3:
+            table = struct.pack("<III", *masks[:3]) + table
+    offset = 14 + len(dib) + len(table)
+    return b"BM" + struct.pack("<IHHI", offset + len(pixel_data), 0, 0, offset) + dib + table + pixel_data
+
+
+def padded(row):
+    return row + b"\x00" * ((4 - len(row) % 4) % 4)
+
+
+def rle8(rows):
+    """RLE8 of index rows (stored order): runs, one literal run per row, a delta on row 1."""
+    out = bytearray()
+    for y, row in enumerate(rows):
+        x = 0
+        if y == 1:
+            out += bytes([0, 2, 3, 0])  # skip 3 pixels (they take palette entry 0)
+            x = 3
+        literal = row[x:x + 5]
+        out += bytes([0, len(literal)]) + bytes(literal) + (b"\x00" if len(literal) % 2 else b"")
+        x += len(literal)
+        while x < len(row):
+            n = 1
+            while x + n < len(row) and row[x + n] == row[x] and n < 255:
+                n += 1
+            out += bytes([n, row[x]])
+            x += n
+        out += bytes([0, 0])
+    out += bytes([0, 1])
+    return bytes(out)
+
+
+def rle4(rows):
+    """RLE4 of 4-bit index rows: two-colour runs and literal runs."""
+    out = bytearray()
+    for row in rows:
+        x = 0
+        literal = row[:6]
+        out += bytes([0, len(literal)])
+        packed = bytes((literal[i] << 4) | (literal[i + 1] if i + 1 < len(literal) else 0) for i in range(0, len(literal), 2))
+        out += packed + (b"\x00" if len(packed) % 2 else b"")
+        x = len(literal)
+        while x < len(row):
+            n = min(2 * (1 + (len(row) - x) // 4), len(row) - x, 254)
+            out += bytes([n, (row[x] << 4) | row[min(x + 1, len(row) - 1)]])
+            for i in range(n):
+                row[x + i] = row[x] if i % 2 == 0 else row[min(x + 1, len(row) - 1)]
+            x += n
+        out += bytes([0, 0])
+    out += bytes([0, 1])
+    return bytes(out)
+
+
+def bmp_fixtures():
+    im = scene(37, 23)
+    for mode in ("1", "L", "P", "RGB", "RGBA"):
+        src = im.convert("RGBA") if mode == "RGBA" else (im.quantize(200) if mode == "P" else im.convert(mode))
+        name = f"bmp/pillow-{mode.lower()}.bmp"
+        src.save(path(name))
+        good(name, "bmp", "exact")
+
+    w, h = 37, 23
+    r = random.Random(11)
+    palette16 = [(r.randrange(256), r.randrange(256), r.randrange(256)) for _ in range(16)]
+    index_rows = [[(x // 3 + y) % 16 for x in range(w)] for y in range(h)]  # stored order = bottom-up
+    packed4 = b"".join(padded(bytes((row[i] << 4) | (row[i + 1] if i + 1 < w else 0) for i in range(0, w, 2)))
+                       for row in index_rows)
+    for name, data in (
+        ("bmp/palette4.bmp", bmp_file(w, h, 4, packed4, palette=palette16)),
+        ("bmp/os2-palette8.bmp", bmp_file(w, h, 8, b"".join(padded(bytes(row)) for row in index_rows),
+                                          palette=palette16, header=12)),
+        ("bmp/rgb24-top-down.bmp", bmp_file(w, h, 24, b"".join(
+            padded(bytes(c for x in range(w) for c in (x * 6 % 256, y * 10 % 256, 128))) for y in range(h)), top_down=True)),
+        ("bmp/rgb555.bmp", bmp_file(w, h, 16, b"".join(
+            padded(b"".join(struct.pack("<H", ((x % 32) << 10) | ((y % 32) << 5) | ((x + y) % 32)) for x in range(w)))
+            for y in range(h)))),
+        ("bmp/rgb565-bitfields.bmp", bmp_file(w, h, 16, b"".join(
+            padded(b"".join(struct.pack("<H", ((x % 32) << 11) | ((y * 2 % 64) << 5) | ((x + y) % 32)) for x in range(w)))
+            for y in range(h)), compression=3, masks=(0xF800, 0x07E0, 0x001F))),
+        ("bmp/bgra32-v5.bmp", bmp_file(w, h, 32, b"".join(
+            bytes(c for x in range(w) for c in (x * 6 % 256, y * 10 % 256, 90, (x * 7) % 256)) for y in range(h)),
+            compression=3, masks=(0x00FF0000, 0x0000FF00, 0x000000FF, 0xFF000000), header=124)),
+        ("bmp/rle8.bmp", bmp_file(w, h, 8, rle8([list(row) for row in index_rows]), palette=palette16, compression=1)),
+        ("bmp/rle4.bmp", bmp_file(w, h, 4, rle4([list(row) for row in index_rows]), palette=palette16, compression=2)),
+    ):
+        with open(path(name), "wb") as f:
+            f.write(data)
+        good(name, "bmp", "exact")
+
+    # ICO: Pillow's PNG entries, Pillow's 32-bit bitmap entries, and a hand-made 8-bit entry
+    # with a transparency mask (as a .cur too).
+    icon = scene(48, 48, "RGBA")
+    icon.save(path("ico/png-entries.ico"), sizes=[(16, 16), (32, 32), (48, 48)])
+    good("ico/png-entries.ico", "ico", "exact", has_alpha=True)
+    icon.save(path("ico/bmp-entries.ico"), sizes=[(16, 16), (32, 32)], bitmap_format="bmp")
+    good("ico/bmp-entries.ico", "ico", "exact", has_alpha=True)
+    iw = ih = 16
+    rows = [[(x + y) % 16 for x in range(iw)] for y in range(ih)]
+    colour = b"".join(padded(bytes(row)) for row in rows)
+    mask = b"".join(padded(bytes([0xF0 if y < 4 else 0x00, 0x0F if y < 4 else 0x00])) for y in range(ih))
+    dib = struct.pack("<IiiHHIIiiII", 40, iw, ih * 2, 1, 8, 0, len(colour) + len(mask), 0, 0, 16, 0)
+    table = b"".join(bytes([b, g, r, 0]) for (r, g, b) in palette16)
+    entry_data = dib + table + colour + mask
+    for ext, kind in (("ico", 1), ("cur", 2)):
+        data = struct.pack("<HHH", 0, kind, 1) + struct.pack("<BBBBHHII", iw, ih, 16, 0, 1, 8, len(entry_data), 22) + entry_data
+        with open(path(f"ico/palette8-mask.{ext}"), "wb") as f:
+            f.write(data)
+    good("ico/palette8-mask.ico", "ico", "exact", has_alpha=True)
+    with Image.open(path("ico/palette8-mask.ico")) as im:
+        frames = rgba_frames(im)
+    good_pixels("ico/palette8-mask.cur", "ico", "exact", iw, ih, frames, has_alpha=True,
+                note="the same entry as palette8-mask.ico; Pillow's CUR reader ignores the mask, so its ICO reading is the reference")
+
+
 # MARK: - bad inputs and other formats
 
 def bad_fixtures():
@@ -716,11 +930,20 @@ def bad_fixtures():
     data[vp8x + 12:vp8x + 18] = (16382).to_bytes(3, "little") + (16382).to_bytes(3, "little")
     bad("bad/webp-canvas-16383.webp", bytes(data), ["tooLarge"], "VP8X canvas 16383x16383", "webp", (16383, 16383))
 
-    # Formats recognised but not decoded (yet).
+    # BMP and ICO bombs and truncations.
+    data = bytearray(open(path("bmp/pillow-rgb.bmp"), "rb").read())
+    data[18:26] = struct.pack("<ii", 50000, 50000)
+    bad("bad/bmp-50000x50000.bmp", bytes(data), ["tooLarge"], "BMP header declares 50000x50000", "bmp", (50000, 50000))
+    data = open(path("bmp/pillow-rgb.bmp"), "rb").read()
+    bad("bad/truncated-bmp.bmp", data[: len(data) * 6 // 10], ["truncated"], "a BMP cut at 60%", "bmp")
+    data = open(path("bmp/rle8.bmp"), "rb").read()
+    bad("bad/truncated-bmp-rle8.bmp", data[: len(data) * 6 // 10], ["truncated"], "an RLE8 BMP cut at 60%", "bmp")
+    data = open(path("ico/bmp-entries.ico"), "rb").read()
+    bad("bad/truncated-ico.ico", data[: len(data) // 2], ["truncated"], "an ICO cut in half", "ico")
+
+    # Formats recognised but not decoded.
     im = scene(16, 16)
     buf = io.BytesIO(); im.save(buf, "TIFF"); bad("other/image.tiff", buf.getvalue(), ["unsupportedFormat"], "TIFF", "tiff")
-    buf = io.BytesIO(); im.save(buf, "BMP"); bad("other/image.bmp", buf.getvalue(), ["unsupportedFormat"], "BMP", "bmp")
-    buf = io.BytesIO(); im.save(buf, "ICO"); bad("other/image.ico", buf.getvalue(), ["unsupportedFormat"], "ICO", "ico")
     try:
         buf = io.BytesIO(); im.save(buf, "AVIF"); avif = buf.getvalue()
     except (KeyError, OSError):
@@ -747,6 +970,7 @@ def main():
     png_fixtures()
     gif_fixtures()
     webp_fixtures()
+    bmp_fixtures()
     bad_fixtures()
     with open(os.path.join(ROOT, "manifest.json"), "w") as f:
         json.dump({"generator": f"scripts/make-fixtures.py with Pillow {Image.__version__}",

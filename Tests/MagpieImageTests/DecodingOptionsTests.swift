@@ -71,7 +71,7 @@ struct DecodingOptionsTests {
         #expect(try Image(data: Fixtures.data("gif/still.gif"), options: options).size == PixelSize(width: 48, height: 32))
     }
 
-    @Test("First frame only", arguments: ["gif/animated.gif", "webp/animated.webp"])
+    @Test("First frame only", arguments: ["gif/animated.gif", "webp/animated.webp", "png/apng-dispose-blend.png"])
     func firstFrameOnly(_ file: String) throws {
         var options = ImageDecodingOptions()
         options.firstFrameOnly = true

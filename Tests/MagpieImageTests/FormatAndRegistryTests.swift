@@ -8,7 +8,7 @@ struct FormatAndRegistryTests {
     @Test("Formats are recognised by their first bytes", arguments: [
         ("jpeg/baseline.jpg", "jpeg"), ("png/rgb8.png", "png"), ("gif/still.gif", "gif"), ("webp/lossy.webp", "webp"),
         ("other/image.avif", "avif"), ("other/image.heic", "heic"), ("other/image.tiff", "tiff"),
-        ("other/image.jxl", "jxl"), ("other/image.bmp", "bmp"), ("other/image.ico", "ico"),
+        ("other/image.jxl", "jxl"), ("bmp/pillow-rgb.bmp", "bmp"), ("ico/png-entries.ico", "ico"),
         ("other/lying-extension.jpg", "png"),
     ])
     func sniffing(_ file: String, _ identifier: String) throws {

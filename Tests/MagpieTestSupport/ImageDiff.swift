@@ -29,4 +29,16 @@ public enum ImageDiff {
     public static func rgba(_ image: Image) -> [UInt8] {
         image.frames.flatMap { $0.bitmap.converted(to: .rgba8).pixels }
     }
+
+    /// Where two RGBA frame sequences of `width`x`height` first differ, in words, or nil if equal.
+    public static func firstDifference(_ a: [UInt8], _ b: [UInt8], width: Int, height: Int) -> String? {
+        guard a.count == b.count else { return "\(a.count) bytes against \(b.count)" }
+        let frameBytes = width * height * 4
+        for i in stride(from: 0, to: a.count, by: 4) where a[i..<(i + 4)] != b[i..<(i + 4)] {
+            let frame = i / frameBytes, pixel = (i % frameBytes) / 4
+            return "frame \(frame + 1) pixel (\(pixel % width), \(pixel / width)): \(Array(a[i..<(i + 4)])) "
+                + "against \(Array(b[i..<(i + 4)])); max difference \(maxDifference(a, b))"
+        }
+        return nil
+    }
 }

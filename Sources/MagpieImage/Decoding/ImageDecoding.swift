@@ -21,8 +21,8 @@ public protocol ImageDecoding: Sendable {
 
 /// The built-in decoders, and static-member sugar to name them.
 public enum ImageDecoders {
-    /// JPEG, PNG, GIF and WebP, in the order the registry tries them.
-    public static var builtIn: [any ImageDecoding] { [JPEG(), PNG(), GIF(), WebP()] }
+    /// JPEG, PNG, GIF, WebP, BMP and ICO, in the order the registry tries them.
+    public static var builtIn: [any ImageDecoding] { [JPEG(), PNG(), GIF(), WebP(), BMP(), ICO()] }
 }
 
 extension ImageDecoding {

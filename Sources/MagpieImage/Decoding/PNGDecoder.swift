@@ -9,7 +9,9 @@ extension ImageDecoders {
     /// Output: ``PixelFormat/gray8`` for opaque gray, ``PixelFormat/rgb8`` for opaque colour,
     /// ``PixelFormat/rgba8`` whenever there is alpha or a transparent colour.
     ///
-    /// Animated PNG is not read yet: an APNG decodes as its default image.
+    /// Animated PNG (APNG) decodes to all its frames, composited with their blend and dispose
+    /// operations, as ``PixelFormat/rgba8`` canvases; with ``ImageDecodingOptions/firstFrameOnly``
+    /// it gives the default image. An APNG whose animation chunks are broken shows its default image.
     public struct PNG: ImageDecoding {
         /// Creates the decoder.
         public init() {}
@@ -19,16 +21,38 @@ extension ImageDecoders {
         public func canDecode(_ data: Data) -> Bool { ImageFormat.sniff(data) == .png }
 
         public func info(for data: Data) throws -> ImageInfo {
-            try withDecoder(data) { _, header, orientation in
+            let animation = APNG.structure(data)
+            return try withDecoder(data) { _, header, orientation in
                 ImageInfo(
                     format: .png, size: PixelSize(width: Int(header.width), height: Int(header.height)),
-                    hasAlpha: header.channels == 4, orientation: orientation, isProgressive: header.interlaced != 0)
+                    frameCount: animation?.frames.count ?? 1,
+                    hasAlpha: header.channels == 4 || animation != nil, orientation: orientation,
+                    loopCount: animation?.plays ?? 0, isProgressive: header.interlaced != 0)
             }
         }
 
         public func decode(_ data: Data, options: ImageDecodingOptions) throws -> Image {
             try options.validate()
-            return try withDecoder(data) { decoder, header, orientation in
+            if !options.firstFrameOnly, let animation = APNG.structure(data) {
+                // The header is checked (and its orientation read) by the still decoder's path.
+                let orientation = try info(for: data).orientation
+                var image = try APNG.decode(data, structure: animation, options: options)
+                image.orientation = orientation
+                if let requested = options.pixelFormat, requested != .rgba8 {
+                    image = try image.mapFrames { $0.converted(to: requested) }
+                }
+                return options.applyOrientation ? image.applyingOrientation() : image
+            }
+            return try decodeStillImage(data, options: options)
+        }
+
+        /// Decodes the default image's bitmap only.
+        func decodeStill(_ data: Data, options: ImageDecodingOptions) throws -> Bitmap {
+            try decodeStillImage(data, options: options).bitmap
+        }
+
+        private func decodeStillImage(_ data: Data, options: ImageDecodingOptions) throws -> Image {
+            try withDecoder(data) { decoder, header, orientation in
                 let size = PixelSize(width: Int(header.width), height: Int(header.height))
                 try options.checkFrame(size, format: .png)
                 let natural: PixelFormat = header.channels == 1 ? .gray8 : header.channels == 3 ? .rgb8 : .rgba8
