@@ -4,7 +4,7 @@
 SWIFT ?= swift
 BIN := .build/debug/magpie
 
-.PHONY: deps build test demo bench fixtures test-asan test-tsan clean
+.PHONY: deps build test demo bench fixtures test-asan test-tsan compare-peers fuzz clean
 
 deps:
 	@./scripts/install-system-deps.sh
@@ -28,5 +28,20 @@ fixtures:
 	@python3 -c 'import PIL' 2>/dev/null || python3 -m pip install -q Pillow
 	python3 scripts/make-fixtures.py
 
+# The test suite under Address Sanitizer and Thread Sanitizer (own build folders: full rebuilds).
+test-asan: deps
+	$(SWIFT) test --sanitize=address --scratch-path .build-asan
+
+test-tsan: deps
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
+
+# Decode speed against Pillow, tjbench and dwebp (see docs/performance.md).
+compare-peers: deps
+	./scripts/compare-peers.sh 3
+
+# make fuzz TARGET=FuzzJPEG SECONDS=600
+fuzz: deps
+	./scripts/fuzz.sh $(TARGET) $(SECONDS)
+
 clean:
-	rm -rf .build Benchmarks/.build demo-output
+	rm -rf .build .build-asan .build-tsan Benchmarks/.build Fuzz/.build demo-output

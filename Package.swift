@@ -33,10 +33,13 @@ let package = Package(
         .systemLibrary(
             name: "CWebP", pkgConfig: "libwebpmux",
             providers: [.apt(["libwebp-dev"]), .brew(["webp"])]),
+        .systemLibrary(
+            name: "CDeflate", pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]),
 
         // The one C target that calls setjmp: libjpeg and libpng report errors by longjmp,
         // and no longjmp may cross a Swift frame.
-        .target(name: "CImageShims", dependencies: ["CJPEG", "CPNG"]),
+        .target(name: "CImageShims", dependencies: ["CJPEG", "CPNG", "CDeflate"]),
 
         .target(name: "MagpieSupport", swiftSettings: swiftSettings),
         .target(

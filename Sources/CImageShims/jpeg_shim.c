@@ -363,3 +363,20 @@ int mg_jpeg_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_
     free(e);
     return result;
 }
+
+// MARK: - Allocator tuning
+
+#include <malloc.h>
+
+int mg_retain_freed_memory(size_t threshold, size_t retained, int arenas) {
+#ifdef M_MMAP_THRESHOLD
+    int ok = 1;
+    if (threshold > 0) ok &= mallopt(M_MMAP_THRESHOLD, (int)threshold);
+    if (retained > 0) ok &= mallopt(M_TRIM_THRESHOLD, (int)retained);
+    if (arenas > 0) ok &= mallopt(M_ARENA_MAX, arenas);
+    return ok ? 0 : -1;
+#else
+    (void)threshold; (void)retained; (void)arenas;
+    return -1;
+#endif
+}

@@ -256,3 +256,163 @@ int mg_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t
     free(e);
     return result;
 }
+
+// MARK: - Fast path: libdeflate and our own unfiltering
+
+#include <libdeflate.h>
+
+static inline uint8_t paeth(int a, int b, int c) {
+    int p = a + b - c;
+    int pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+    return (uint8_t)((pa <= pb && pa <= pc) ? a : (pb <= pc ? b : c));
+}
+
+// Undoes one row's filter: `raw` (after the filter byte) into `cur`, with `prev` the row above.
+static int unfilter_row(int filter, const uint8_t *raw, uint8_t *cur, const uint8_t *prev, size_t n, int bpp) {
+    size_t i;
+    switch (filter) {
+    case 0: memcpy(cur, raw, n); return 0;
+    case 1:
+        for (i = 0; i < (size_t)bpp && i < n; i++) cur[i] = raw[i];
+        for (; i < n; i++) cur[i] = (uint8_t)(raw[i] + cur[i - bpp]);
+        return 0;
+    case 2:
+        for (i = 0; i < n; i++) cur[i] = (uint8_t)(raw[i] + prev[i]);
+        return 0;
+    case 3:
+        for (i = 0; i < (size_t)bpp && i < n; i++) cur[i] = (uint8_t)(raw[i] + (prev[i] >> 1));
+        for (; i < n; i++) cur[i] = (uint8_t)(raw[i] + ((cur[i - bpp] + prev[i]) >> 1));
+        return 0;
+    case 4:
+        for (i = 0; i < (size_t)bpp && i < n; i++) cur[i] = (uint8_t)(raw[i] + prev[i]);
+        for (; i < n; i++) cur[i] = (uint8_t)(raw[i] + paeth(cur[i - bpp], prev[i], prev[i - bpp]));
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static uint32_t read_u32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+size_t mg_png_fast_capacity(const mg_png_info *info, int out_channels) {
+    int in_channels = info->color_type == 2 ? 3 : info->color_type == 4 ? 2 : info->color_type == 6 ? 4 : 1;
+    size_t raw = (size_t)info->height * ((size_t)info->width * in_channels + 1);
+    size_t out = (size_t)info->height * (size_t)info->width * (size_t)out_channels;
+    return raw > out ? raw : out;
+}
+
+int mg_png_fast_decode(mg_png_decoder *d, uint8_t *out, size_t capacity, int out_channels) {
+    png_uint_32 width = 0, height = 0;
+    int depth = 0, ct = 0, interlace = 0;
+    png_get_IHDR(d->png, d->info, &width, &height, &depth, &ct, &interlace, NULL, NULL);
+    if (depth != 8 || interlace != PNG_INTERLACE_NONE) return 1;
+    if (ct != 0 && ct != 2 && ct != 3 && ct != 4 && ct != 6) return 1;
+    png_colorp palette = NULL;
+    int palette_count = 0;
+    if (ct == 3 && !png_get_PLTE(d->png, d->info, &palette, &palette_count)) return 1;
+    png_bytep trns = NULL;
+    int trns_count = 0;
+    png_color_16p trns_color = NULL;
+    int has_trns = png_get_tRNS(d->png, d->info, &trns, &trns_count, &trns_color) != 0;
+    int natural = mg_png_natural_channels(ct, has_trns);
+    if (out_channels == 0) out_channels = natural;
+    if (out_channels != natural && out_channels != 4) return 1;
+    int in_channels = ct == 2 ? 3 : ct == 4 ? 2 : ct == 6 ? 4 : 1;
+    size_t rowbytes = (size_t)width * in_channels;
+    size_t raw_size = (size_t)height * (rowbytes + 1);
+    size_t out_stride = (size_t)width * out_channels;
+    if (capacity < raw_size || capacity < out_stride * height) return 1;
+
+    // Gather the IDAT chunks, checking their CRCs as libpng would.
+    const uint8_t *data = d->data;
+    size_t length = d->length, offset = 8, total = 0, first = 0, count = 0;
+    while (offset + 12 <= length) {
+        uint32_t n = read_u32(data + offset);
+        if (n > length - offset - 12) return 1;
+        if (memcmp(data + offset + 4, "IDAT", 4) == 0) {
+            uint32_t crc = libdeflate_crc32(0, data + offset + 4, (size_t)n + 4);
+            if (crc != read_u32(data + offset + 8 + n)) return 1;
+            if (count == 0) first = offset;
+            total += n;
+            count++;
+        } else if (count > 0) {
+            break;
+        }
+        offset += (size_t)n + 12;
+    }
+    if (count == 0) return 1;
+    const uint8_t *compressed = data + first + 8;
+    uint8_t *joined = NULL;
+    if (count > 1) {
+        joined = malloc(total);
+        if (!joined) return 1;
+        size_t at = first, filled = 0;
+        for (size_t i = 0; i < count; i++) {
+            uint32_t n = read_u32(data + at);
+            memcpy(joined + filled, data + at + 8, n);
+            filled += n;
+            at += (size_t)n + 12;
+        }
+        compressed = joined;
+    }
+
+    // Inflate into the end of the output buffer; rows are converted to the front, never
+    // overtaking the raw rows still to be read.
+    uint8_t *raw = out + capacity - raw_size;
+    struct libdeflate_decompressor *inflater = libdeflate_alloc_decompressor();
+    int result = 1;
+    uint8_t *rows = NULL;
+    if (!inflater) goto done;
+    if (libdeflate_zlib_decompress(inflater, compressed, total, raw, raw_size, NULL) != LIBDEFLATE_SUCCESS) goto done;
+    rows = calloc(2, rowbytes);
+    if (!rows) goto done;
+    uint8_t *prev = rows, *cur = rows + rowbytes;
+    int bpp = in_channels;
+    uint8_t lut[256][4];
+    if (ct == 3) {
+        for (int i = 0; i < 256; i++) {
+            png_color c = i < palette_count ? palette[i] : (png_color){0, 0, 0};
+            lut[i][0] = c.red; lut[i][1] = c.green; lut[i][2] = c.blue;
+            lut[i][3] = (has_trns && i < trns_count) ? trns[i] : 255;
+        }
+    }
+    int key_gray = (has_trns && ct == 0 && trns_color) ? trns_color->gray : -1;
+    int key_r = -1, key_g = -1, key_b = -1;
+    if (has_trns && ct == 2 && trns_color) { key_r = trns_color->red; key_g = trns_color->green; key_b = trns_color->blue; }
+    for (png_uint_32 y = 0; y < height; y++) {
+        const uint8_t *src = raw + (size_t)y * (rowbytes + 1);
+        if (unfilter_row(src[0], src + 1, cur, prev, rowbytes, bpp) != 0) goto done;
+        uint8_t *dst = out + (size_t)y * out_stride;
+        if (in_channels == out_channels && ct != 3 && !(has_trns && (ct == 0 || ct == 2))) {
+            memcpy(dst, cur, rowbytes);
+        } else {
+            for (png_uint_32 x = 0; x < width; x++) {
+                uint8_t r, g, b, a = 255;
+                switch (ct) {
+                case 0: r = g = b = cur[x]; if (cur[x] == key_gray) a = 0; break;
+                case 2: r = cur[3 * x]; g = cur[3 * x + 1]; b = cur[3 * x + 2];
+                        if (r == key_r && g == key_g && b == key_b) a = 0; break;
+                case 3: r = lut[cur[x]][0]; g = lut[cur[x]][1]; b = lut[cur[x]][2]; a = lut[cur[x]][3]; break;
+                case 4: r = g = b = cur[2 * x]; a = cur[2 * x + 1]; break;
+                default: r = cur[4 * x]; g = cur[4 * x + 1]; b = cur[4 * x + 2]; a = cur[4 * x + 3]; break;
+                }
+                if (out_channels == 4) {
+                    dst[4 * x] = r; dst[4 * x + 1] = g; dst[4 * x + 2] = b; dst[4 * x + 3] = a;
+                } else if (out_channels == 3) {
+                    dst[3 * x] = r; dst[3 * x + 1] = g; dst[3 * x + 2] = b;
+                } else {
+                    dst[x] = r;
+                }
+            }
+        }
+        uint8_t *swap = prev; prev = cur; cur = swap;
+    }
+    result = 0;
+done:
+    free(rows);
+    free(joined);
+    if (inflater) libdeflate_free_decompressor(inflater);
+    return result;
+}

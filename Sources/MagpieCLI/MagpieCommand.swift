@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MagpieImage
 
 /// `magpie`: the command-line face of Magpie.
 @main
@@ -11,10 +12,12 @@ struct MagpieCommand: AsyncParsableCommand {
             Exit status: 0 on success, 1 when any input failed, 2 for a usage error.
             """,
         version: "0.1.0",
-        subcommands: [Info.self, Convert.self, Samples.self])
+        subcommands: [Info.self, Convert.self, Samples.self, DecodeBenchmark.self])
 
     /// Parses and runs a subcommand; usage errors exit with status 2 (not ArgumentParser's 64).
     static func main() async {
+        // A command-line run decodes a few large images back to back: keep freed buffers.
+        ImageMemory.retainFreedMemory()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {

@@ -57,3 +57,39 @@ struct RobustnessTests {
         #expect(rejected > 0)
     }
 }
+
+/// Inputs the fuzzers found (scripts/fuzz.sh): each must decode or fail with an ImageError.
+@Suite("Fuzzer regressions")
+struct FuzzRegressionTests {
+    static var files: [String] {
+        let directory = Fixtures.url("fuzz")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { !$0.hasPrefix(".") }.sorted().map { "fuzz/\($0)" }
+    }
+
+    @Test("Every fuzzer finding decodes safely, whole and in pieces", arguments: Self.files)
+    func finding(_ file: String) throws {
+        let data = try Fixtures.data(file)
+        var options = ImageDecodingOptions()
+        options.maxPixelCount = 4_000_000
+        options.maxTotalPixelCount = 16_000_000
+        var outcomes = 0
+        for decode in [{ try Image(data: data, options: options) }, {
+            let decoder = IncrementalImageDecoder(options: options, configuration: .init(minimumPreviewInterval: .zero))
+            for offset in stride(from: 0, to: data.count, by: 97) {
+                try decoder.append(data.subdata(in: offset..<min(offset + 97, data.count)))
+                _ = try decoder.preview()
+            }
+            return try decoder.finish()
+        }] as [() throws -> Image] {
+            do {
+                _ = try decode()
+            } catch is ImageError {
+            } catch {
+                Issue.record("\(file): non-ImageError \(error)")
+            }
+            outcomes += 1
+        }
+        #expect(outcomes == 2)
+    }
+}

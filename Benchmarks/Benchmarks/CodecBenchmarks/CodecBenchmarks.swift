@@ -2,48 +2,48 @@ import Benchmark
 import Foundation
 import MagpieImage
 
-/// Inputs are generated once by Magpie's own encoders from a synthetic scene; the
-/// peer-comparison script decodes the same files.
-struct Inputs: Sendable {
-    let scene: Image
-    let jpeg: Data
-    let png: Data
-    let webp: Data
-    let gif: Data
-
-    init() throws {
-        scene = try SampleImages.landscape(width: 1920, height: 1080)
-        jpeg = try scene.encoded(using: .jpeg(quality: 0.85))
-        png = try scene.encoded(using: .png())
-        webp = try scene.encoded(using: .webp(quality: 0.8))
-        gif = try SampleImages.spinner(size: 240, frames: 20).encoded(using: .gif())
-    }
-}
-
+/// Decode benchmarks on generated inputs: the same bytes `scripts/compare-peers.sh` gives the
+/// peers (`SampleImages.benchmarkInputs()`). Malloc counts show the allocations per decode:
+/// one pixel buffer per frame, no per-row allocations.
 let benchmarks: @Sendable () -> Void = {
-    guard let inputs = try? Inputs() else { return }
+    guard let inputs = try? Dictionary(uniqueKeysWithValues: SampleImages.benchmarkInputs().map { ($0.name, $0.data) }) else {
+        return
+    }
     let configuration = Benchmark.Configuration(
-        metrics: [.wallClock, .mallocCountTotal, .peakMemoryResident, .throughput],
-        maxDuration: .seconds(3), maxIterations: 200)
+        metrics: [.wallClock, .cpuTotal, .mallocCountTotal, .peakMemoryResident, .throughput],
+        maxDuration: .seconds(4), maxIterations: 60)
 
-    Benchmark("Decode JPEG 1920x1080", configuration: configuration) { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(try Image(data: inputs.jpeg)) }
+    func decode(_ title: String, _ name: String, options: ImageDecodingOptions = .default) {
+        guard let data = inputs[name] else { return }
+        Benchmark(title, configuration: configuration) { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(try Image(data: data, options: options))
+            }
+        }
     }
-    Benchmark("Decode JPEG 1920x1080 to 240 px (DCT scaling)", configuration: configuration) { benchmark in
-        var options = ImageDecodingOptions()
-        options.targetSize = PixelSize(width: 240, height: 0)
-        for _ in benchmark.scaledIterations { blackHole(try Image(data: inputs.jpeg, options: options)) }
-    }
-    Benchmark("Decode PNG 1920x1080 RGB", configuration: configuration) { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(try Image(data: inputs.png)) }
-    }
-    Benchmark("Decode WebP 1920x1080 lossy", configuration: configuration) { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(try Image(data: inputs.webp)) }
-    }
-    Benchmark("Decode GIF 240x240 x 20 frames", configuration: configuration) { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(try Image(data: inputs.gif)) }
-    }
-    Benchmark("Encode JPEG 1920x1080 q85", configuration: configuration) { benchmark in
-        for _ in benchmark.scaledIterations { blackHole(try inputs.scene.encoded(using: .jpeg(quality: 0.85))) }
+
+    decode("Decode JPEG 4000x3000 baseline", "jpeg-4000x3000-baseline.jpg")
+    decode("Decode JPEG 4000x3000 progressive", "jpeg-4000x3000-progressive.jpg")
+    var downsample = ImageDecodingOptions()
+    downsample.targetSize = PixelSize(width: 500, height: 0)
+    decode("Decode JPEG 4000x3000 to 500 px (DCT scaling)", "jpeg-4000x3000-baseline.jpg", options: downsample)
+    decode("Decode PNG 1920x1080 RGB", "png-1920x1080-rgb.png")
+    decode("Decode PNG 1920x1080 RGBA", "png-1920x1080-rgba.png")
+    decode("Decode GIF 480x360 x 20 frames", "gif-480x360-20-frames.gif")
+    decode("Decode WebP 4000x3000 lossy", "webp-4000x3000-lossy.webp")
+    decode("Decode WebP 480x360 x 20 frames", "webp-480x360-20-frames.webp")
+
+    if let jpeg = inputs["jpeg-4000x3000-progressive.jpg"] {
+        Benchmark("Incremental decode of the progressive JPEG, 64 KB chunks", configuration: configuration) { benchmark in
+            for _ in benchmark.scaledIterations {
+                let decoder = IncrementalImageDecoder()
+                var offset = 0
+                while offset < jpeg.count {
+                    try decoder.append(jpeg.subdata(in: offset..<min(offset + 65_536, jpeg.count)))
+                    offset += 65_536
+                }
+                blackHole(try decoder.finish())
+            }
+        }
     }
 }

@@ -18,6 +18,11 @@
 /// Frees a buffer returned by an encoder.
 void mg_free(void *_Nullable buffer);
 
+/// glibc's mallopt: allocations below `threshold` come from the heap, up to `retained` freed
+/// bytes stay there for reuse, at most `arenas` arenas (0 leaves a setting alone).
+/// Returns -1 where mallopt is missing or refuses.
+int mg_retain_freed_memory(size_t threshold, size_t retained, int arenas);
+
 /// The number of decoders and streams alive now (for tests that check abandoned ones are freed).
 int mg_live_objects(void);
 
@@ -143,6 +148,13 @@ int mg_png_decode(mg_png_decoder *decoder, uint8_t *pixels, size_t stride);
 
 int mg_png_truncated(const mg_png_decoder *decoder);
 const char *mg_png_message(const mg_png_decoder *decoder);
+
+/// The fast path for 8-bit, non-interlaced images: inflates with libdeflate and unfilters
+/// here, into `pixels` of `capacity` bytes (at least mg_png_fast_capacity). Returns 0 when
+/// done, 1 when the image is not eligible or anything is unusual; then use mg_png_prepare
+/// and mg_png_decode, which report errors precisely.
+size_t mg_png_fast_capacity(const mg_png_info *info, int channels);
+int mg_png_fast_decode(mg_png_decoder *decoder, uint8_t *pixels, size_t capacity, int channels);
 
 // MARK: - Incremental PNG decoding
 

@@ -58,10 +58,17 @@ extension ImageDecoders {
                 let natural: PixelFormat = header.channels == 1 ? .gray8 : header.channels == 3 ? .rgb8 : .rgba8
                 let requested = options.pixelFormat ?? natural
                 let decodeAs = requested == .rgba8 ? PixelFormat.rgba8 : natural
-                var channels: Int32 = 0
-                guard mg_png_prepare(decoder, Int32(decodeAs.channels), &channels) == 0 else { throw Self.error(decoder) }
-                var bitmap = try Bitmap.make(width: size.width, height: size.height, format: decodeAs) { buffer in
-                    guard let base = buffer.baseAddress,
+                var header = header
+                let capacity = mg_png_fast_capacity(&header, Int32(decodeAs.channels))
+                var bitmap = try Bitmap.make(
+                    width: size.width, height: size.height, format: decodeAs, capacity: capacity
+                ) { buffer in
+                    guard let base = buffer.baseAddress else { throw ImageError.corrupt(.png, "no buffer") }
+                    // libdeflate and our unfiltering for common 8-bit images; libpng for the rest
+                    // and for anything unusual, which it reports precisely.
+                    if mg_png_fast_decode(decoder, base, buffer.count, Int32(decodeAs.channels)) == 0 { return }
+                    var channels: Int32 = 0
+                    guard mg_png_prepare(decoder, Int32(decodeAs.channels), &channels) == 0,
                           mg_png_decode(decoder, base, size.width * decodeAs.channels) == 0 else {
                         throw Self.error(decoder)
                     }

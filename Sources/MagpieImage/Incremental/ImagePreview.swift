@@ -49,4 +49,4 @@ extension Bitmap {
     }
 }
 
-public import struct Foundation.Data
+import struct Foundation.Data

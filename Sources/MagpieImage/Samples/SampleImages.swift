@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Generated sample images for the demo, the CLI's `samples` command and the proxy's demo
 /// gallery: deterministic pictures that exercise each codec (a photo-like landscape, a
@@ -121,5 +121,52 @@ public enum SampleImages {
             frames.append(ImageFrame(bitmap: bitmap, duration: .milliseconds(80)))
         }
         return try Image(frames: frames, loopCount: 0)
+    }
+}
+
+extension SampleImages {
+    /// The inputs of the decode benchmarks and of `scripts/compare-peers.sh`: the same bytes
+    /// every time, made by Magpie's encoders from the generated scenes.
+    public static func benchmarkInputs() throws -> [(name: String, data: Data)] {
+        let large = try landscape(width: 4000, height: 3000)
+        let hd = try landscape(width: 1920, height: 1080)
+        let hdAlpha = Image(bitmap: try withAlphaGradient(hd.bitmap))
+        let panorama = try landscape(width: 960, height: 360)
+        var frames: [ImageFrame] = []
+        for i in 0..<20 {
+            let frame = try crop(panorama.bitmap, x: i * 24, width: 480)
+            frames.append(ImageFrame(bitmap: frame, duration: .milliseconds(50)))
+        }
+        let animation = try Image(frames: frames, loopCount: 0)
+        return [
+            ("jpeg-4000x3000-baseline.jpg", try large.encoded(using: .jpeg(quality: 0.85))),
+            ("jpeg-4000x3000-progressive.jpg", try large.encoded(using: .jpeg(quality: 0.85, progressive: true))),
+            ("png-1920x1080-rgb.png", try hd.encoded(using: .png())),
+            ("png-1920x1080-rgba.png", try hdAlpha.encoded(using: .png())),
+            ("gif-480x360-20-frames.gif", try animation.encoded(using: .gif())),
+            ("webp-4000x3000-lossy.webp", try large.encoded(using: .webp(quality: 0.8))),
+            ("webp-480x360-20-frames.webp", try animation.encoded(using: .webp(quality: 0.8))),
+        ]
+    }
+
+    private static func withAlphaGradient(_ bitmap: Bitmap) throws -> Bitmap {
+        let width = bitmap.width
+        return try Bitmap.make(width: bitmap.width, height: bitmap.height, format: .rgba8) { out in
+            bitmap.pixels.withUnsafeBufferPointer { rgb in
+                for i in 0..<(bitmap.width * bitmap.height) {
+                    out[i * 4] = rgb[i * 3]; out[i * 4 + 1] = rgb[i * 3 + 1]; out[i * 4 + 2] = rgb[i * 3 + 2]
+                    out[i * 4 + 3] = UInt8(255 - (i % width) * 200 / width)
+                }
+            }
+        }
+    }
+
+    private static func crop(_ bitmap: Bitmap, x: Int, width: Int) throws -> Bitmap {
+        let c = bitmap.format.channels
+        return try Bitmap.make(width: width, height: bitmap.height, format: bitmap.format) { out in
+            for y in 0..<bitmap.height {
+                for i in 0..<(width * c) { out[y * width * c + i] = bitmap.pixels[(y * bitmap.width + x) * c + i] }
+            }
+        }
     }
 }

@@ -1,0 +1,32 @@
+import Foundation
+import MagpieImage
+
+/// What every decoder target checks: header and decode either succeed or throw ImageError,
+/// within limits small enough that the fuzzer's memory limit is never the one that trips.
+enum FuzzHarness {
+    static let options: ImageDecodingOptions = {
+        var options = ImageDecodingOptions()
+        options.maxPixelCount = 4_000_000
+        options.maxTotalPixelCount = 16_000_000
+        return options
+    }()
+
+    static func run(_ data: Data, decoder: some ImageDecoding) {
+        do {
+            _ = try decoder.info(for: data)
+        } catch is ImageError {
+        } catch {
+            fatalError("info threw a non-ImageError: \(error)")
+        }
+        do {
+            let image = try decoder.decode(data, options: options)
+            precondition(!image.frames.isEmpty, "an image without frames")
+            for frame in image.frames {
+                precondition(frame.bitmap.pixels.count == frame.bitmap.width * frame.bitmap.height * frame.bitmap.format.channels)
+            }
+        } catch is ImageError {
+        } catch {
+            fatalError("decode threw a non-ImageError: \(error)")
+        }
+    }
+}

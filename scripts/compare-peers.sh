@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Decode speed against the peers, in one run on this machine.
+#
+# Builds `magpie` (release), writes the benchmark inputs (the same bytes the Benchmarks
+# package decodes), then for ROUNDS rounds times each decode through Magpie (in-process,
+# `magpie bench-decode`), Pillow (in-process, scripts/peer_decode.py), tjbench and dwebp
+# where installed. Prints each round, then the medians over rounds and the ratios.
+#
+#   scripts/compare-peers.sh [ROUNDS]        (default 3)
+#
+# Environment: MAGPIE_RETAIN=1 runs magpie with ImageMemory.retainFreedMemory() (the
+# `magpie` tool's own setting); MAGPIE_RETAIN=0 measures the library's defaults.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-3}
+ITER=${ITER:-11}
+RETAIN=${MAGPIE_RETAIN:-0}
+WORK=${WORK:-$(mktemp -d /tmp/magpie-peers.XXXXXX)}
+swift build -c release --product magpie >/dev/null
+BIN=.build/release/magpie
+$BIN bench-decode --write-inputs --out "$WORK" >/dev/null
+retain_flag=()
+[ "$RETAIN" = 1 ] && retain_flag=(--retain-memory)
+
+J=$WORK/jpeg-4000x3000-baseline.jpg
+P=$WORK/jpeg-4000x3000-progressive.jpg
+FILES=("$J" "$P" "$WORK/png-1920x1080-rgb.png" "$WORK/png-1920x1080-rgba.png" "$WORK/gif-480x360-20-frames.gif"
+       "$WORK/webp-4000x3000-lossy.webp" "$WORK/webp-480x360-20-frames.webp")
+RESULTS=$WORK/results.tsv
+: > "$RESULTS"
+
+tj_ms() {  # median-free: tjbench averages over its bench time; frame rate -> ms
+  tjbench "$1" -rgb -benchtime 2 -warmup 1 -nowrite ${2:+-scale $2} 2>/dev/null \
+    | awk '/Decompress/ && /Frame rate/ {printf "%.2f\n", 1000 / $(NF-1)}' | head -1
+}
+dwebp_ms() {
+  for _ in 1 2 3 4 5 6 7; do dwebp -v -ppm "$1" -o /dev/null 2>&1 | awk '/Time to decode/ {sub("s", "", $5); print $5 * 1000}'; done \
+    | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+  echo "== round $round"
+  $BIN bench-decode "${retain_flag[@]}" --iterations "$ITER" "${FILES[@]}" | while IFS=$'\t' read -r f ms _; do
+    printf 'magpie\t%s\t%s\n' "$(basename "$f")" "$ms"; done | tee -a "$RESULTS"
+  $BIN bench-decode "${retain_flag[@]}" --iterations "$ITER" --target-width 500 "$J" | while IFS=$'\t' read -r f ms _; do
+    printf 'magpie\t%s\t%s\n' "jpeg-4000x3000-to-500.jpg" "$ms"; done | tee -a "$RESULTS"
+  python3 scripts/peer_decode.py --iterations "$ITER" "${FILES[@]}" | while IFS=$'\t' read -r f ms _; do
+    printf 'pillow\t%s\t%s\n' "$(basename "$f")" "$ms"; done | tee -a "$RESULTS"
+  python3 scripts/peer_decode.py --iterations "$ITER" --draft 500 "$J" | while IFS=$'\t' read -r f ms _; do
+    printf 'pillow\t%s\t%s\n' "jpeg-4000x3000-to-500.jpg" "$ms"; done | tee -a "$RESULTS"
+  if command -v tjbench >/dev/null; then
+    printf 'tjbench\t%s\t%s\n' "$(basename "$J")" "$(tj_ms "$J")" | tee -a "$RESULTS"
+    printf 'tjbench\t%s\t%s\n' "$(basename "$P")" "$(tj_ms "$P")" | tee -a "$RESULTS"
+    printf 'tjbench\t%s\t%s\n' "jpeg-4000x3000-to-500.jpg" "$(tj_ms "$J" 1/8)" | tee -a "$RESULTS"
+  fi
+  if command -v dwebp >/dev/null; then
+    printf 'dwebp\t%s\t%s\n' "webp-4000x3000-lossy.webp" "$(dwebp_ms "$WORK/webp-4000x3000-lossy.webp")" | tee -a "$RESULTS"
+  fi
+done
+
+# Whole processes: `magpie info --decode` of 20 copies of the 4000x3000 JPEG against a Pillow
+# script decoding the same 20 files.
+mkdir -p "$WORK/copies"
+for i in $(seq -w 1 20); do cp "$J" "$WORK/copies/copy-$i.jpg"; done
+if command -v hyperfine >/dev/null; then
+  hyperfine --warmup 1 --runs 7 --export-json "$WORK/processes.json" \
+    "$BIN info --decode $WORK/copies/*.jpg" "python3 scripts/peer_decode.py --whole-files $WORK/copies/*.jpg" >/dev/null
+  python3 - "$WORK/processes.json" >> "$RESULTS" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["results"]
+print(f"magpie\tinfo-decode-20-files\t{runs[0]['median'] * 1000:.1f}")
+print(f"pillow\tinfo-decode-20-files\t{runs[1]['median'] * 1000:.1f}")
+PY
+fi
+
+echo
+echo "== medians over $ROUNDS rounds (ms; lower is better); retainFreedMemory=$RETAIN"
+python3 - "$RESULTS" <<'PY'
+import statistics, sys
+from collections import defaultdict
+times = defaultdict(list)
+for line in open(sys.argv[1]):
+    tool, case, ms = line.rstrip("\n").split("\t")
+    if ms:
+        times[(tool, case)].append(float(ms))
+med = {k: statistics.median(v) for k, v in times.items()}
+def get(tool, case):
+    return med.get((tool, case))
+rows = [
+    ("JPEG 4000x3000 baseline", "jpeg-4000x3000-baseline.jpg", "tjbench", 1.15),
+    ("JPEG 4000x3000 baseline", "jpeg-4000x3000-baseline.jpg", "pillow", 0.70),
+    ("JPEG 4000x3000 progressive", "jpeg-4000x3000-progressive.jpg", "tjbench", 1.15),
+    ("JPEG 4000x3000 progressive", "jpeg-4000x3000-progressive.jpg", "pillow", None),
+    ("PNG 1920x1080 RGB", "png-1920x1080-rgb.png", "pillow", 0.90),
+    ("PNG 1920x1080 RGBA", "png-1920x1080-rgba.png", "pillow", 0.90),
+    ("GIF 480x360, 20 frames", "gif-480x360-20-frames.gif", "pillow", 1.00),
+    ("WebP 4000x3000 lossy", "webp-4000x3000-lossy.webp", "dwebp", 1.10),
+    ("WebP 4000x3000 lossy", "webp-4000x3000-lossy.webp", "pillow", None),
+    ("WebP 480x360, 20 frames", "webp-480x360-20-frames.webp", "pillow", None),
+    ("JPEG 4000x3000 to 500 px", "jpeg-4000x3000-to-500.jpg", "tjbench", None),
+    ("JPEG 4000x3000 to 500 px", "jpeg-4000x3000-to-500.jpg", "pillow", None),
+    ("JPEG to 500 px / full decode", "jpeg-4000x3000-to-500.jpg", "magpie-full", 0.40),
+    ("info --decode, 20 JPEG files", "info-decode-20-files", "pillow", 1.20),
+]
+print(f"| case | Magpie ms | peer | peer ms | ratio | target |")
+print(f"| --- | ---: | --- | ---: | ---: | --- |")
+for name, case, peer, target in rows:
+    ours = get("magpie", case)
+    theirs = get("magpie", "jpeg-4000x3000-baseline.jpg") if peer == "magpie-full" else get(peer, case)
+    if ours is None or theirs is None:
+        continue
+    ratio = ours / theirs
+    verdict = "" if target is None else (f"≤ {target:.2f}× " + ("met" if ratio <= target else "missed"))
+    label = "Magpie full decode" if peer == "magpie-full" else peer
+    print(f"| {name} | {ours:.1f} | {label} | {theirs:.1f} | {ratio:.2f}× | {verdict} |")
+PY
+echo
+python3 -c "import PIL; print('Pillow', PIL.__version__)"
+tjbench 2>&1 | head -0; dpkg-query -W -f='libjpeg-turbo ${Version}\n' libjpeg62-turbo 2>/dev/null || true
+dpkg-query -W -f='libwebp ${Version}\n' libwebp7 2>/dev/null || true
+dpkg-query -W -f='libpng ${Version}\n' libpng16-16 2>/dev/null || true
+dpkg-query -W -f='giflib ${Version}\n' libgif7 2>/dev/null || true
+echo "inputs and raw results: $WORK"
