@@ -41,10 +41,13 @@ let package = Package(
         // and no longjmp may cross a Swift frame.
         .target(name: "CImageShims", dependencies: ["CJPEG", "CPNG", "CDeflate"]),
 
+        // The inner loops of image processing (resampling, blur), plain C for tight code.
+        .target(name: "CImageKernels"),
+
         .target(name: "MagpieSupport", swiftSettings: swiftSettings),
         .target(
             name: "MagpieImage",
-            dependencies: ["MagpieSupport", "CImageShims", "CJPEG", "CPNG", "CGIF", "CWebP"],
+            dependencies: ["MagpieSupport", "CImageShims", "CImageKernels", "CJPEG", "CPNG", "CGIF", "CWebP"],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "MagpieCLI",
@@ -56,7 +59,7 @@ let package = Package(
 
         .target(
             name: "MagpieTestSupport",
-            dependencies: ["MagpieImage"],
+            dependencies: ["MagpieImage", "CDeflate"],
             path: "Tests/MagpieTestSupport",
             swiftSettings: swiftSettings),
         .testTarget(

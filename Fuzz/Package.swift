@@ -12,7 +12,6 @@ let package = Package(
     targets: targets.map { name in
         .executableTarget(
             name: name,
-            dependencies: [.product(name: "MagpieImage", package: "Magpie")],
-            swiftSettings: [.unsafeFlags(["-parse-as-library"])])
+            dependencies: [.product(name: "MagpieImage", package: "Magpie")])
     }
 )

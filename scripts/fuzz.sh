@@ -25,5 +25,7 @@ artifacts=Fuzz/artifacts/$TARGET/
 mkdir -p "$corpus" "$artifacts"
 for d in $seeds; do cp -n Tests/Fixtures/images/$d/* "$corpus/" 2>/dev/null || true; done
 [ -d Tests/Fixtures/images/fuzz ] && cp -n Tests/Fixtures/images/fuzz/* "$corpus/" 2>/dev/null || true
+parallel=()
+[ "$JOBS" -gt 1 ] && parallel=(-jobs="$JOBS" -workers="$JOBS")
 exec Fuzz/.build/debug/"$TARGET" "$corpus" -max_total_time="$SECONDS_TO_RUN" -timeout=20 -rss_limit_mb=2560 \
-  -artifact_prefix="$artifacts" -jobs="$JOBS" -workers="$JOBS" -print_final_stats=1
+  -artifact_prefix="$artifacts" -print_final_stats=1 "${parallel[@]}"

@@ -10,7 +10,8 @@ the script has them.
 
 Output, under Tests/Fixtures:
   images/...            the fixtures (good and bad inputs)
-  reference/*.rgba      reference pixels: RGBA, 8 bits a channel, all frames concatenated
+  reference/*.rgba.z    reference pixels: RGBA, 8 bits a channel, all frames concatenated,
+                        zlib-compressed
   manifest.json         per fixture: what decoding must give (format, size, frames, alpha,
                         orientation, loop count, durations, reference and how to compare),
                         or which ImageError kinds are acceptable
@@ -28,7 +29,7 @@ import shutil
 import struct
 import zlib
 
-from PIL import Image, ImageDraw, ImageOps
+from PIL import Image, ImageDraw, ImageFilter, ImageOps
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Fixtures")
 IMAGES = os.path.join(ROOT, "images")
@@ -56,14 +57,14 @@ def rgba_frames(im):
 
 
 def reference_name(name, suffix=""):
-    return name.replace("/", "-").replace(".", "-") + suffix + ".rgba"
+    return name.replace("/", "-").replace(".", "-") + suffix + ".rgba.z"
 
 
 def write_reference(name, frames, suffix=""):
+    """Reference pixels: RGBA frames concatenated, zlib-compressed to keep the fixtures small."""
     ref = reference_name(name, suffix)
     with open(os.path.join(REFERENCE, ref), "wb") as f:
-        for frame in frames:
-            f.write(frame)
+        f.write(zlib.compress(b"".join(frames), 9))
     return ref
 
 
@@ -875,6 +876,83 @@ def bmp_fixtures():
                 note="the same entry as palette8-mask.ico; Pillow's CUR reader ignores the mask, so its ICO reading is the reference")
 
 
+# MARK: - processing references
+
+processing = []
+
+
+def processing_reference(name, source, operation, im, compare, min_psnr=None, note=None):
+    """Records what a processor must produce from `source`: Pillow's result `im` (RGBA)."""
+    ref = write_reference(f"processing/{name}", [im.convert("RGBA").tobytes()])
+    entry = {"name": name, "source": source, "operation": operation, "width": im.width, "height": im.height,
+             "reference": ref, "compare": compare}
+    if min_psnr:
+        entry["minPSNR"] = min_psnr
+    if note:
+        entry["note"] = note
+    processing.append(entry)
+
+
+def processing_fixtures():
+    photo_im = photo(200, 150)
+    photo_im.save(path("processing/photo.png"))
+    # Translucent photo whose hidden colour under transparency is magenta: a resize that does
+    # not premultiply would bleed it.
+    alpha = Image.new("L", photo_im.size)
+    ap = alpha.load()
+    for y in range(150):
+        for x in range(200):
+            ap[x, y] = 0 if (x - 100) ** 2 + (y - 75) ** 2 > 60 ** 2 else min(255, 80 + x)
+    rgba = photo_im.convert("RGBA")
+    rgba.putalpha(alpha)
+    px = rgba.load()
+    for y in range(150):
+        for x in range(200):
+            if px[x, y][3] == 0:
+                px[x, y] = (255, 0, 255, 0)
+    rgba.save(path("processing/photo-alpha.png"))
+    # A white disc on transparent black: resized edges must stay white, not grey.
+    disc = Image.new("RGBA", (120, 120), (0, 0, 0, 0))
+    ImageDraw.Draw(disc).ellipse([20, 20, 100, 100], fill=(255, 255, 255, 255))
+    disc.save(path("processing/white-disc.png"))
+
+    L = Image.Resampling.LANCZOS
+    processing_reference("resize-80x60", "processing/photo.png", "resize 80x60 fit", photo_im.resize((80, 60), L), "psnr", 35)
+    processing_reference("resize-57x43-exact", "processing/photo.png", "resize 57x43 exact", photo_im.resize((57, 43), L), "psnr", 35)
+    processing_reference("resize-20x15", "processing/photo.png", "resize 20x15 fit", photo_im.resize((20, 15), L), "psnr", 35,
+                         note="a 10x reduction: Magpie box-averages first, Pillow filters the whole span")
+    processing_reference("upscale-300x225", "processing/photo.png", "resize 300x225 fit upscale", photo_im.resize((300, 225), L), "psnr", 35)
+    processing_reference("fill-64x64", "processing/photo.png", "resize 64x64 fill", ImageOps.fit(photo_im, (64, 64), L), "psnr", 35)
+    processing_reference("fill-64x64-left", "processing/photo.png", "resize 64x64 fill left",
+                         ImageOps.fit(photo_im, (64, 64), L, centering=(0.0, 0.5)), "psnr", 35)
+    processing_reference("resize-alpha-80x60", "processing/photo-alpha.png", "resize 80x60 fit", rgba.resize((80, 60), L), "psnr", 35,
+                         note="Pillow resizes RGBA premultiplied")
+    processing_reference("blur-3", "processing/photo.png", "blur 3", photo_im.filter(ImageFilter.GaussianBlur(3)), "psnr", 35,
+                         note="Pillow's GaussianBlur(3): standard deviation 3, by extended box blurs")
+    processing_reference("blur-8", "processing/photo.png", "blur 8", photo_im.filter(ImageFilter.GaussianBlur(8)), "psnr", 35)
+    # Rounded corners: a 4x supersampled mask, reduced by averaging.
+    big = Image.new("L", (800, 600), 0)
+    ImageDraw.Draw(big).rounded_rectangle([0, 0, 799, 599], radius=80, fill=255)
+    mask = big.resize((200, 150), Image.Resampling.BOX)
+    rounded = photo_im.convert("RGBA")
+    rounded.putalpha(mask)
+    processing_reference("rounded-20", "processing/photo.png", "corners 20", rounded, "psnr", 30,
+                         note="golden: alpha from a 4x supersampled rounded rectangle; colour unchanged")
+    big = Image.new("L", (600, 600), 0)
+    ImageDraw.Draw(big).ellipse([0, 0, 599, 599], fill=255)
+    circle = ImageOps.fit(photo_im, (150, 150), L).copy()
+    circle = photo_im.crop((25, 0, 175, 150)).convert("RGBA")
+    circle.putalpha(big.resize((150, 150), Image.Resampling.BOX))
+    processing_reference("circle", "processing/photo.png", "circle", circle, "psnr", 30,
+                         note="golden: the centred square with a 4x supersampled circular alpha")
+    gray = photo_im.convert("L")
+    processing_reference("grayscale", "processing/photo.png", "grayscale", gray, "psnr", 45,
+                         note="Pillow's L conversion (ITU-R 601-2 luma)")
+    processing_reference("rotate-90", "processing/photo.png", "rotate 90", photo_im.transpose(Image.Transpose.ROTATE_270), "exact")
+    processing_reference("flip-h", "processing/photo.png", "flip h", photo_im.transpose(Image.Transpose.FLIP_LEFT_RIGHT), "exact")
+    processing_reference("crop", "processing/photo.png", "crop 10,20,50,40", photo_im.crop((10, 20, 60, 60)), "exact")
+
+
 # MARK: - bad inputs and other formats
 
 def bad_fixtures():
@@ -971,10 +1049,11 @@ def main():
     gif_fixtures()
     webp_fixtures()
     bmp_fixtures()
+    processing_fixtures()
     bad_fixtures()
     with open(os.path.join(ROOT, "manifest.json"), "w") as f:
         json.dump({"generator": f"scripts/make-fixtures.py with Pillow {Image.__version__}",
-                   "fixtures": manifest}, f, indent=1)
+                   "fixtures": manifest, "processing": processing}, f, indent=1)
         f.write("\n")
     total = sum(os.path.getsize(os.path.join(dp, fn)) for dp, _, fns in os.walk(ROOT) for fn in fns)
     print(f"{len(manifest)} fixtures, {total / 1024:.0f} KB in {os.path.relpath(ROOT)}")

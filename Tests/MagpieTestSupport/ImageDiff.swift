@@ -25,6 +25,17 @@ public enum ImageDiff {
         return worst
     }
 
+    /// RGBA bytes with colour multiplied by alpha: what is seen, so that the colour hidden
+    /// under transparent pixels does not count.
+    public static func premultiplied(_ rgba: [UInt8]) -> [UInt8] {
+        var out = rgba
+        for i in stride(from: 0, to: out.count, by: 4) {
+            let a = Int(out[i + 3])
+            for k in 0..<3 { out[i + k] = UInt8((Int(out[i + k]) * a + 127) / 255) }
+        }
+        return out
+    }
+
     /// All frames of `image` as RGBA bytes, concatenated (the reference layout).
     public static func rgba(_ image: Image) -> [UInt8] {
         image.frames.flatMap { $0.bitmap.converted(to: .rgba8).pixels }

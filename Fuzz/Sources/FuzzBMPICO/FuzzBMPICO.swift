@@ -2,8 +2,7 @@ import Foundation
 import MagpieImage
 
 /// libFuzzer entry: the BMP and ICO decoders, chosen by the first byte.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let data = Data(bytes: bytes, count: count)
     if count > 0 && bytes[0] == 0x42 {
         FuzzHarness.run(data, decoder: ImageDecoders.BMP())

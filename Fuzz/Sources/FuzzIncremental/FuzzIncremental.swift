@@ -3,8 +3,7 @@ import MagpieImage
 
 /// libFuzzer entry: the incremental decoders, fed in pieces whose sizes come from the input's
 /// last byte, asking for previews (blurred or not) after each piece.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     guard count > 1 else { return 0 }
     let control = bytes[count - 1]
     let data = Data(bytes: bytes, count: count - 1)

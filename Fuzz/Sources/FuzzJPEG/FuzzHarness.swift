@@ -30,3 +30,31 @@ enum FuzzHarness {
         }
     }
 }
+
+/// libFuzzer's driver, called from our own `main` (SwiftPM renames an executable's `main`, so
+/// libFuzzer's would not link); the callback is this target's `fuzz`.
+@_silgen_name("LLVMFuzzerRunDriver")
+func LLVMFuzzerRunDriver(
+    _ argc: UnsafeMutablePointer<Int32>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+) -> Int32
+
+/// The entry libFuzzer's own `main` calls, when the linker picks it.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    guard let bytes else { return 0 }
+    return fuzz(bytes, count)
+}
+
+@main
+enum FuzzMain {
+    static func main() {
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(LLVMFuzzerRunDriver(&argc, &argv) { bytes, count in
+            guard let bytes else { return 0 }
+            return fuzz(bytes, count)
+        })
+    }
+}

@@ -2,8 +2,7 @@ import Foundation
 import MagpieImage
 
 /// libFuzzer entry: the PNG decoder must turn any input into an image or an ImageError.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     FuzzHarness.run(Data(bytes: bytes, count: count), decoder: ImageDecoders.PNG())
     return 0
 }

@@ -49,7 +49,7 @@ enum APNG {
             }
             switch type {
             case "IHDR":
-                guard range.count == 13 else { broken = true; return false }
+                guard range.count == 13, result == nil else { broken = true; return false }
                 result = Structure(header: range, canvas: PixelSize(width: u32(range.lowerBound), height: u32(range.lowerBound + 4)))
             case "acTL":
                 guard range.count == 8, !sawIDAT else { broken = true; return false }
@@ -77,7 +77,7 @@ enum APNG {
                 // The default image is the first frame only when an fcTL came before it.
                 if !sawIDAT { idatIsFrame = result?.frames.count == 1 }
                 sawIDAT = true
-                if idatIsFrame { result?.frames[0].data.append(range) }
+                if idatIsFrame, result?.frames.isEmpty == false { result?.frames[0].data.append(range) }
             case "fdAT":
                 guard range.count > 4, let count = result?.frames.count, count > 0 else { broken = true; return false }
                 result?.frames[count - 1].data.append((range.lowerBound + 4)..<range.upperBound)

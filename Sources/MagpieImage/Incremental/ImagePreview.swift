@@ -41,12 +41,6 @@ extension Bitmap {
             buffer.baseAddress?.update(from: source, count: buffer.count)
         }
     }
-
-    /// The preview blur: strong while little has arrived, weaker as `progress` (0...1) grows.
-    func progressiveBlur(progress: Double) -> Bitmap {
-        let radius = Double(min(width, height)) / 16 * max(0.15, 1 - progress)
-        return BoxBlur.blur(self, radius: min(radius, 48))
-    }
 }
 
 import struct Foundation.Data
