@@ -56,20 +56,29 @@ for round in $(seq 1 "$ROUNDS"); do
   if command -v dwebp >/dev/null; then
     printf 'dwebp\t%s\t%s\n' "webp-4000x3000-lossy.webp" "$(dwebp_ms "$WORK/webp-4000x3000-lossy.webp")" | tee -a "$RESULTS"
   fi
+  # Processing: resize, thumbnail, blur (Magpie in-process; Pillow and pyvips in-process).
+  $BIN bench-process "${retain_flag[@]}" --iterations "$ITER" --inputs "$WORK" | while IFS=$'\t' read -r c ms; do
+    printf 'magpie\t%s\t%s\n' "$c" "$ms"; done | tee -a "$RESULTS"
+  python3 scripts/peer_process.py "$WORK" "$ITER" | tee -a "$RESULTS"
 done
 
-# Whole processes: `magpie info --decode` of 20 copies of the 4000x3000 JPEG against a Pillow
-# script decoding the same 20 files.
-mkdir -p "$WORK/copies"
+# Whole processes: `magpie info --decode` and `magpie thumbnail` of 20 copies of the 4000x3000
+# JPEG against Pillow scripts doing the same, and vipsthumbnail.
+mkdir -p "$WORK/copies" "$WORK/thumbs-magpie" "$WORK/thumbs-vips"
 for i in $(seq -w 1 20); do cp "$J" "$WORK/copies/copy-$i.jpg"; done
 if command -v hyperfine >/dev/null; then
-  hyperfine --warmup 1 --runs 7 --export-json "$WORK/processes.json" \
-    "$BIN info --decode $WORK/copies/*.jpg" "python3 scripts/peer_decode.py --whole-files $WORK/copies/*.jpg" >/dev/null
+  commands=("$BIN info --decode $WORK/copies/*.jpg" "python3 scripts/peer_decode.py --whole-files $WORK/copies/*.jpg"
+            "$BIN thumbnail $WORK/copies/*.jpg --out $WORK/thumbs-magpie --size 256 --quality 80"
+            "python3 scripts/peer_thumbnails.py $WORK/copies/*.jpg")
+  command -v vipsthumbnail >/dev/null && commands+=("vipsthumbnail $WORK/copies/*.jpg -s 256 -o $WORK/thumbs-vips/%s.jpg[Q=80]")
+  hyperfine --warmup 1 --runs 7 --export-json "$WORK/processes.json" "${commands[@]}" >/dev/null
   python3 - "$WORK/processes.json" >> "$RESULTS" <<'PY'
 import json, sys
 runs = json.load(open(sys.argv[1]))["results"]
-print(f"magpie\tinfo-decode-20-files\t{runs[0]['median'] * 1000:.1f}")
-print(f"pillow\tinfo-decode-20-files\t{runs[1]['median'] * 1000:.1f}")
+names = [("magpie", "info-decode-20-files"), ("pillow", "info-decode-20-files"),
+         ("magpie", "thumbnail-20-files"), ("pillow", "thumbnail-20-files"), ("vipsthumbnail", "thumbnail-20-files")]
+for (tool, case), run in zip(names, runs):
+    print(f"{tool}\t{case}\t{run['median'] * 1000:.1f}")
 PY
 fi
 
@@ -101,6 +110,15 @@ rows = [
     ("JPEG 4000x3000 to 500 px", "jpeg-4000x3000-to-500.jpg", "pillow", None),
     ("JPEG to 500 px / full decode", "jpeg-4000x3000-to-500.jpg", "magpie-full", 0.40),
     ("info --decode, 20 JPEG files", "info-decode-20-files", "pillow", 1.20),
+    ("Resize 4000x3000 RGBA to 800x600", "resize-4000x3000-rgba-to-800x600", "pillow", 1.00),
+    ("Resize 4000x3000 RGBA to 800x600", "resize-4000x3000-rgba-to-800x600", "pyvips", None),
+    ("Thumbnail 4000x3000 JPEG to 256 px", "thumbnail-jpeg-4000x3000-to-256-q80", "pillow", 0.80),
+    ("Thumbnail 4000x3000 JPEG to 256 px", "thumbnail-jpeg-4000x3000-to-256-q80", "pillow-lanczos", None),
+    ("Thumbnail 4000x3000 JPEG to 256 px", "thumbnail-jpeg-4000x3000-to-256-q80", "pyvips", None),
+    ("Blur radius 8, 1920x1080", "blur-8-1920x1080", "pillow", 1.00),
+    ("Blur radius 8, 1920x1080", "blur-8-1920x1080", "pyvips", None),
+    ("thumbnail, 20 JPEG files (processes)", "thumbnail-20-files", "pillow", 1.00),
+    ("thumbnail, 20 JPEG files (processes)", "thumbnail-20-files", "vipsthumbnail", None),
 ]
 print(f"| case | Magpie ms | peer | peer ms | ratio | target |")
 print(f"| --- | ---: | --- | ---: | ---: | --- |")

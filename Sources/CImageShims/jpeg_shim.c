@@ -156,6 +156,9 @@ int mg_jpeg_set_output(j_decompress_ptr cinfo, int channels, int scale_num, int 
     cinfo->scale_num = (unsigned int)scale_num;
     cinfo->scale_denom = 8;
     cinfo->dct_method = JDCT_ISLOW;
+    // A scaled decode feeds a resize: libjpeg's merged chroma upsampling is faster and the
+    // difference does not survive the reduction.
+    if (scale_num < 8) cinfo->do_fancy_upsampling = FALSE;
     jpeg_calc_output_dimensions(cinfo);
     return 0;
 }

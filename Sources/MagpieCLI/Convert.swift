@@ -10,7 +10,9 @@ struct Convert: AsyncParsableCommand {
         discussion: """
             The output format comes from --format, or else from OUT's extension. The EXIF
             orientation is applied, so the output is upright. Animations stay animated in GIF
-            and WebP; JPEG and PNG get the first frame.
+            and WebP; JPEG and PNG get the first frame. The operations (--resize, --crop,
+            --corner-radius, --blur, --grayscale, --rotate, --flip) run in the order given, for
+            example: --crop 0,0,400,400 --resize 200 --corner-radius 16.
             """)
 
     @Argument(help: "The image to read.")
@@ -33,6 +35,9 @@ struct Convert: AsyncParsableCommand {
 
     @Flag(help: "Write lossless WebP.")
     var lossless = false
+
+    @OptionGroup(title: "Operations (applied in the order given)")
+    var transforms: TransformOptions
 
     func validate() throws {
         _ = try outputFormat()
@@ -80,7 +85,7 @@ struct Convert: AsyncParsableCommand {
         do {
             let data = try FileInput.read(input)
             let decoded = try Image(data: data, options: options)
-            let image = decoded.applyingOrientation()
+            let image = try decoded.applyingOrientation().processed(by: transforms.processors(arguments: CommandLine.arguments))
             let encoded = try image.encoded(using: try encoder(for: format))
             try FileOutput.write(encoded, to: output)
             let source = decoded.format?.description ?? "image"

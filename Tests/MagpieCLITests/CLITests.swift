@@ -105,3 +105,67 @@ struct CLITests {
         #expect(info.stdout.contains("spinner.gif: GIF 96x96 frames=12 alpha=yes"))
     }
 }
+
+@Suite("magpie thumbnail and convert operations")
+struct CLIProcessingTests {
+    func run(_ arguments: [String]) throws -> ProcessRunner.Output {
+        try ProcessRunner.run(CLITests.magpie, arguments)
+    }
+
+    @Test("thumbnail writes many inputs into a directory, upright, in their formats")
+    func thumbnails() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let inputs = ["jpeg/orientation-6.jpg", "png/pillow-rgba.png", "gif/animated.gif", "bmp/pillow-rgb.bmp"].map { Fixtures.url($0).path }
+        let output = try run(["thumbnail"] + inputs + ["--out", dir.url.path, "--size", "16"])
+        #expect(output.status == 0, "\(output.stderr)")
+        let info = try run(["info", dir.path("orientation-6.jpg"), dir.path("pillow-rgba.png"), dir.path("animated.gif"),
+                            dir.path("pillow-rgb.png")])
+        #expect(info.status == 0, "\(info.stderr)")
+        let lines = info.stdout.split(separator: "\n")
+        #expect(lines.count == 4)
+        #expect(lines[0].hasSuffix("JPEG 10x16 frames=1 alpha=no orientation=1"))
+        #expect(lines[1].hasSuffix("PNG 16x11 frames=1 alpha=yes orientation=1"))
+        #expect(lines[2].hasSuffix("GIF 16x11 frames=6 alpha=yes orientation=1"))
+        #expect(lines[3].hasSuffix("PNG 16x10 frames=1 alpha=no orientation=1"))
+    }
+
+    @Test("thumbnail -o writes one file; fill crops to the box; errors exit 1")
+    func singleAndErrors() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let one = try run(["thumbnail", Fixtures.url("png/rgb8.png").path, "-o", dir.path("t.webp"), "--size", "8x8",
+                           "--fit", "fill", "--format", "webp"])
+        #expect(one.status == 0)
+        #expect(try run(["info", dir.path("t.webp")]).stdout.contains("WebP 8x8"))
+        let bad = try run(["thumbnail", Fixtures.url("bad/random.bin").path, Fixtures.url("png/rgb8.png").path,
+                           "--out", dir.url.path, "--size", "8"])
+        #expect(bad.status == 1)
+        #expect(bad.stderr.contains("random.bin: error: unknown image format"))
+        #expect(FileManager.default.fileExists(atPath: dir.path("rgb8.png")))
+        #expect(try run(["thumbnail", "a.png", "--size", "8"]).status == 2)
+        #expect(try run(["thumbnail", "a.png", "--out", "d", "--size", "0"]).status == 2)
+    }
+
+    @Test("convert applies operations in the order given")
+    func orderedOperations() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let input = Fixtures.url("processing/photo.png").path  // 200x150
+        // Crop then resize: 100x50 -> 40x20. Resize then crop: 40x30 -> crop 0,0,20,10.
+        let a = try run(["convert", input, dir.path("a.png"), "--crop", "0,0,100,50", "--resize", "40"])
+        #expect(a.status == 0, "\(a.stderr)")
+        #expect(try run(["info", dir.path("a.png")]).stdout.contains("PNG 40x20"))
+        let b = try run(["convert", input, dir.path("b.png"), "--resize", "40", "--crop", "0,0,20,10", "--rotate", "90"])
+        #expect(b.status == 0, "\(b.stderr)")
+        #expect(try run(["info", dir.path("b.png")]).stdout.contains("PNG 10x20"))
+        let c = try run(["convert", input, dir.path("c.png"), "--grayscale", "--corner-radius", "10", "--blur", "2",
+                         "--flip", "v", "--resize", "64x64", "--fit", "fill"])
+        #expect(c.status == 0, "\(c.stderr)")
+        #expect(try run(["info", dir.path("c.png")]).stdout.contains("PNG 64x64 frames=1 alpha=yes"))
+        #expect(try run(["convert", input, dir.path("d.png"), "--crop", "1,2,3"]).status == 2)
+        let outside = try run(["convert", input, dir.path("e.png"), "--crop", "150,0,100,10"])
+        #expect(outside.status == 1)
+        #expect(outside.stderr.contains("outside the 200x150 image"))
+    }
+}

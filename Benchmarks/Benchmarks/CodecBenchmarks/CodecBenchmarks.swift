@@ -33,6 +33,30 @@ let benchmarks: @Sendable () -> Void = {
     decode("Decode WebP 4000x3000 lossy", "webp-4000x3000-lossy.webp")
     decode("Decode WebP 480x360 x 20 frames", "webp-480x360-20-frames.webp")
 
+    // Processing.
+    if let png = inputs["rgba-4000x3000.png"], let rgba = try? Image(data: png) {
+        Benchmark("Resize 4000x3000 RGBA to 800x600 (Lanczos)", configuration: configuration) { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(try rgba.processed(by: .resize(size: PixelSize(width: 800, height: 600))))
+            }
+        }
+    }
+    if let jpeg = inputs["jpeg-4000x3000-baseline.jpg"] {
+        let options = ThumbnailOptions(size: PixelSize(width: 256, height: 256))
+        Benchmark("Thumbnail 4000x3000 JPEG to 256 px JPEG q80", configuration: configuration) { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(try Image(thumbnailOf: jpeg, options: options).encoded(using: .jpeg(quality: 0.8)))
+            }
+        }
+    }
+    if let png = inputs["rgb-1920x1080.png"], let hd = try? Image(data: png) {
+        Benchmark("Gaussian blur radius 8 on 1920x1080", configuration: configuration) { benchmark in
+            for _ in benchmark.scaledIterations {
+                blackHole(try hd.processed(by: .gaussianBlur(radius: 8)))
+            }
+        }
+    }
+
     if let jpeg = inputs["jpeg-4000x3000-progressive.jpg"] {
         Benchmark("Incremental decode of the progressive JPEG, 64 KB chunks", configuration: configuration) { benchmark in
             for _ in benchmark.scaledIterations {

@@ -110,53 +110,103 @@ enum Resampler {
 
         let horizontal = weights(start: region.x, length: region.width, limit: sourceWidth, output: size.width)
         let vertical = weights(start: region.y, length: region.height, limit: sourceHeight, output: size.height)
-        // The horizontal pass only needs the rows the vertical weights read.
-        var firstRow = sourceHeight, lastRow = 0
-        for i in 0..<size.height where vertical.counts[i] > 0 {
-            firstRow = min(firstRow, Int(vertical.starts[i]))
-            lastRow = max(lastRow, Int(vertical.starts[i] + vertical.counts[i]))
-        }
-        if firstRow >= lastRow { firstRow = 0; lastRow = 1 }
-        let rows = lastRow - firstRow
-        let rowBytes = size.width * channels
-        let intermediate = try Bitmap.allocatePixels(width: size.width, height: rows, channels: channels) { out in
-            source.withUnsafeBufferPointer { input in
-                horizontal.starts.withUnsafeBufferPointer { starts in
-                    horizontal.counts.withUnsafeBufferPointer { counts in
-                        horizontal.weights.withUnsafeBufferPointer { weights in
-                            guard let base = input.baseAddress, let target = out.baseAddress,
-                                  let s = starts.baseAddress, let c = counts.baseAddress, let w = weights.baseAddress else { return }
-                            mg_resample_rows(base + firstRow * sourceWidth * channels, sourceWidth * channels, target, rowBytes,
-                                             Int32(rows), Int32(channels), Int32(size.width), s, c, w, Int32(horizontal.strideK))
-                        }
-                    }
-                }
-            }
-        }
-        let starts = vertical.starts.map { $0 - Int32(firstRow) }
-        var accumulator = [Int32](repeating: 0, count: rowBytes)
-        var pixels = try Bitmap.allocatePixels(width: size.width, height: size.height, channels: channels) { out in
-            intermediate.withUnsafeBufferPointer { input in
-                starts.withUnsafeBufferPointer { s in
-                    vertical.counts.withUnsafeBufferPointer { counts in
-                        vertical.weights.withUnsafeBufferPointer { weights in
-                            accumulator.withUnsafeMutableBufferPointer { acc in
-                                guard let base = input.baseAddress, let target = out.baseAddress, let sb = s.baseAddress,
-                                      let c = counts.baseAddress, let w = weights.baseAddress, let a = acc.baseAddress else { return }
-                                mg_resample_columns(base, rowBytes, target, rowBytes, Int32(size.height), rowBytes,
-                                                    sb, c, w, Int32(vertical.strideK), a)
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        // The vertical pass vectorises (it adds whole rows), the horizontal one does not: when
+        // the height shrinks, filter rows first so the horizontal pass sees fewer of them.
+        var pixels = size.height < sourceHeight
+            ? try verticalFirst(source, width: sourceWidth, channels: channels, horizontal, vertical, size)
+            : try horizontalFirst(source, width: sourceWidth, height: sourceHeight, channels: channels, horizontal, vertical, size)
         if alpha {
             pixels.withUnsafeMutableBufferPointer { buffer in
                 if let base = buffer.baseAddress { mg_unpremultiply(base, size.pixelCount) }
             }
         }
         return Bitmap(unchecked: size.width, height: size.height, format: bitmap.format, pixels: pixels)
+    }
+
+    /// The span of input indices the weights read.
+    private static func span(_ weights: Weights, count: Int) -> Range<Int> {
+        var low = Int.max, high = 0
+        for i in 0..<count where weights.counts[i] > 0 {
+            low = min(low, Int(weights.starts[i]))
+            high = max(high, Int(weights.starts[i] + weights.counts[i]))
+        }
+        return low < high ? low..<high : 0..<1
+    }
+
+    private static func rows(
+        _ input: UnsafePointer<UInt8>, stride: Int, rows: Int, channels: Int, _ w: Weights, offset: Int,
+        into output: UnsafeMutablePointer<UInt8>, width: Int
+    ) {
+        let starts = w.starts.map { $0 - Int32(offset) }
+        starts.withUnsafeBufferPointer { s in
+            w.counts.withUnsafeBufferPointer { c in
+                w.weights.withUnsafeBufferPointer { k in
+                    guard let sb = s.baseAddress, let cb = c.baseAddress, let kb = k.baseAddress else { return }
+                    mg_resample_rows(input, stride, output, width * channels, Int32(rows), Int32(channels), Int32(width),
+                                     sb, cb, kb, Int32(w.strideK))
+                }
+            }
+        }
+    }
+
+    private static func columns(
+        _ input: UnsafePointer<UInt8>, stride: Int, rowBytes: Int, _ w: Weights, offset: Int,
+        into output: UnsafeMutablePointer<UInt8>, height: Int
+    ) {
+        let starts = w.starts.map { $0 - Int32(offset) }
+        var accumulator = [Int32](repeating: 0, count: rowBytes)
+        starts.withUnsafeBufferPointer { s in
+            w.counts.withUnsafeBufferPointer { c in
+                w.weights.withUnsafeBufferPointer { k in
+                    accumulator.withUnsafeMutableBufferPointer { a in
+                        guard let sb = s.baseAddress, let cb = c.baseAddress, let kb = k.baseAddress, let ab = a.baseAddress else { return }
+                        mg_resample_columns(input, stride, output, rowBytes, Int32(height), rowBytes, sb, cb, kb, Int32(w.strideK), ab)
+                    }
+                }
+            }
+        }
+    }
+
+    private static func horizontalFirst(
+        _ source: [UInt8], width: Int, height: Int, channels: Int, _ horizontal: Weights, _ vertical: Weights, _ size: PixelSize
+    ) throws -> [UInt8] {
+        // Only the rows the vertical pass reads.
+        let used = span(vertical, count: size.height)
+        let intermediate = try Bitmap.allocatePixels(width: size.width, height: used.count, channels: channels) { out in
+            source.withUnsafeBufferPointer { input in
+                guard let base = input.baseAddress, let target = out.baseAddress else { return }
+                rows(base + used.lowerBound * width * channels, stride: width * channels, rows: used.count,
+                     channels: channels, horizontal, offset: 0, into: target, width: size.width)
+            }
+        }
+        return try Bitmap.allocatePixels(width: size.width, height: size.height, channels: channels) { out in
+            intermediate.withUnsafeBufferPointer { input in
+                guard let base = input.baseAddress, let target = out.baseAddress else { return }
+                columns(base, stride: size.width * channels, rowBytes: size.width * channels, vertical,
+                        offset: used.lowerBound, into: target, height: size.height)
+            }
+        }
+    }
+
+    private static func verticalFirst(
+        _ source: [UInt8], width: Int, channels: Int, _ horizontal: Weights, _ vertical: Weights, _ size: PixelSize
+    ) throws -> [UInt8] {
+        // Only the columns the horizontal pass reads.
+        let used = span(horizontal, count: size.width)
+        let intermediate = try Bitmap.allocatePixels(width: used.count, height: size.height, channels: channels) { out in
+            source.withUnsafeBufferPointer { input in
+                guard let base = input.baseAddress, let target = out.baseAddress else { return }
+                columns(base + used.lowerBound * channels, stride: width * channels, rowBytes: used.count * channels,
+                        vertical, offset: 0, into: target, height: size.height)
+            }
+        }
+        return try Bitmap.allocatePixels(width: size.width, height: size.height, channels: channels) { out in
+            intermediate.withUnsafeBufferPointer { input in
+                guard let base = input.baseAddress, let target = out.baseAddress else { return }
+                rows(base, stride: used.count * channels, rows: size.height, channels: channels, horizontal,
+                     offset: used.lowerBound, into: target, width: size.width)
+            }
+        }
     }
 
     static func premultipliedCopy(_ source: [UInt8], count: Int, width: Int, height: Int) throws -> [UInt8] {

@@ -146,6 +146,8 @@ extension SampleImages {
             ("gif-480x360-20-frames.gif", try animation.encoded(using: .gif())),
             ("webp-4000x3000-lossy.webp", try large.encoded(using: .webp(quality: 0.8))),
             ("webp-480x360-20-frames.webp", try animation.encoded(using: .webp(quality: 0.8))),
+            ("rgba-4000x3000.png", try Image(bitmap: try withAlphaGradient(large.bitmap)).encoded(using: .png(compressionLevel: 1))),
+            ("rgb-1920x1080.png", try hd.encoded(using: .png(compressionLevel: 1))),
         ]
     }
 
