@@ -1040,10 +1040,15 @@ def bad_fixtures():
 
 
 def main():
-    for d in (IMAGES, REFERENCE):
-        if os.path.isdir(d):
-            shutil.rmtree(d)
-        os.makedirs(d)
+    # Everything here is regenerated, except images/fuzz: inputs the fuzzers found, kept as
+    # regression fixtures.
+    if os.path.isdir(REFERENCE):
+        shutil.rmtree(REFERENCE)
+    os.makedirs(REFERENCE)
+    os.makedirs(IMAGES, exist_ok=True)
+    for name in os.listdir(IMAGES):
+        if name != "fuzz":
+            shutil.rmtree(os.path.join(IMAGES, name))
     jpeg_fixtures()
     png_fixtures()
     gif_fixtures()

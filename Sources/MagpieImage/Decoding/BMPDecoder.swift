@@ -193,7 +193,10 @@ struct DIB {
     static func channel(_ value: UInt32, _ mask: UInt32) -> UInt8 {
         guard mask != 0 else { return 0 }
         let shift = mask.trailingZeroBitCount
-        let bits = (mask >> shift).trailingZeroBitCount == 0 ? (mask >> shift).nonzeroBitCount : 0
+        let field = mask >> shift
+        // Only contiguous masks (a run of ones) describe a channel; others read as 0.
+        guard field & (field &+ 1) == 0 else { return 0 }
+        let bits = field.nonzeroBitCount
         let raw = (value & mask) >> shift
         guard bits > 0 else { return 0 }
         if bits >= 8 { return UInt8(truncatingIfNeeded: raw >> (bits - 8)) }

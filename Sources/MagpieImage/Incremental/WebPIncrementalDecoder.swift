@@ -7,6 +7,9 @@ final class WebPIncrementalDecoder: IncrementalDecoding {
     private let options: ImageDecodingOptions
     private var header: [UInt8] = []          // bytes kept until the features can be read
     private var decoder: OpaquePointer?       // WebPIDecoder
+    /// libwebp keeps a pointer to the configuration's options for the decoder's whole life,
+    /// so it lives on the heap with the decoder, not on a stack frame.
+    private let config = UnsafeMutablePointer<WebPDecoderConfig>.allocate(capacity: 1)
     private var output: UnsafeMutableBufferPointer<UInt8>?
     private var size = PixelSize(width: 0, height: 0)
     private var format = PixelFormat.rgb8
@@ -21,6 +24,7 @@ final class WebPIncrementalDecoder: IncrementalDecoding {
 
     deinit {
         if let decoder { WebPIDelete(decoder) }
+        config.deallocate()
         output?.deallocate()
     }
 
@@ -55,19 +59,19 @@ final class WebPIncrementalDecoder: IncrementalDecoding {
         let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: size.pixelCount * format.channels)
         buffer.initialize(repeating: 0)
         output = buffer
-        var config = WebPDecoderConfig()
-        guard WebPInitDecoderConfig(&config) != 0 else { throw ImageError.corrupt(.webp, "libwebp version mismatch") }
+        config.initialize(to: WebPDecoderConfig())
+        guard WebPInitDecoderConfig(config) != 0 else { throw ImageError.corrupt(.webp, "libwebp version mismatch") }
         if size != declared {
-            config.options.use_scaling = 1
-            config.options.scaled_width = Int32(size.width)
-            config.options.scaled_height = Int32(size.height)
+            config.pointee.options.use_scaling = 1
+            config.pointee.options.scaled_width = Int32(size.width)
+            config.pointee.options.scaled_height = Int32(size.height)
         }
-        config.output.colorspace = format == .rgba8 ? MODE_RGBA : MODE_RGB
-        config.output.is_external_memory = 1
-        config.output.u.RGBA.rgba = buffer.baseAddress
-        config.output.u.RGBA.stride = Int32(size.width * format.channels)
-        config.output.u.RGBA.size = buffer.count
-        guard let decoder = WebPIDecode(nil, 0, &config) else {
+        config.pointee.output.colorspace = format == .rgba8 ? MODE_RGBA : MODE_RGB
+        config.pointee.output.is_external_memory = 1
+        config.pointee.output.u.RGBA.rgba = buffer.baseAddress
+        config.pointee.output.u.RGBA.stride = Int32(size.width * format.channels)
+        config.pointee.output.u.RGBA.size = buffer.count
+        guard let decoder = WebPIDecode(nil, 0, config) else {
             throw ImageError.corrupt(.webp, "cannot start the incremental decoder")
         }
         self.decoder = decoder
