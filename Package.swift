@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "MagpieImage", targets: ["MagpieImage"]),
+        .library(name: "MagpieCache", targets: ["MagpieCache"]),
         .executable(name: "magpie", targets: ["MagpieCLI"]),
     ],
     dependencies: [
@@ -34,6 +35,9 @@ let package = Package(
             name: "CWebP", pkgConfig: "libwebpmux",
             providers: [.apt(["libwebp-dev"]), .brew(["webp"])]),
         .systemLibrary(
+            name: "CSQLite3", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        .systemLibrary(
             name: "CDeflate", pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]),
 
@@ -45,6 +49,7 @@ let package = Package(
         .target(name: "CImageKernels"),
 
         .target(name: "MagpieSupport", swiftSettings: swiftSettings),
+        .target(name: "MagpieCache", dependencies: ["MagpieSupport", "CSQLite3"], swiftSettings: swiftSettings),
         .target(
             name: "MagpieImage",
             dependencies: ["MagpieSupport", "CImageShims", "CImageKernels", "CJPEG", "CPNG", "CGIF", "CWebP"],
@@ -52,7 +57,7 @@ let package = Package(
         .executableTarget(
             name: "MagpieCLI",
             dependencies: [
-                "MagpieImage", "MagpieSupport",
+                "MagpieImage", "MagpieCache", "MagpieSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
@@ -67,8 +72,12 @@ let package = Package(
             dependencies: ["MagpieImage", "MagpieSupport", "MagpieTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "MagpieCacheTests",
+            dependencies: ["MagpieCache", "MagpieSupport", "MagpieTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
             name: "MagpieCLITests",
-            dependencies: ["MagpieTestSupport", "MagpieCLI"],
+            dependencies: ["MagpieTestSupport", "MagpieCLI", "MagpieCache"],
             swiftSettings: swiftSettings),
     ]
 )
