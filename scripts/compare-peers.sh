@@ -60,6 +60,13 @@ for round in $(seq 1 "$ROUNDS"); do
   $BIN bench-process "${retain_flag[@]}" --iterations "$ITER" --inputs "$WORK" | while IFS=$'\t' read -r c ms; do
     printf 'magpie\t%s\t%s\n' "$c" "$ms"; done | tee -a "$RESULTS"
   python3 scripts/peer_process.py "$WORK" "$ITER" | tee -a "$RESULTS"
+  # Disk cache: operations per second (higher is better), Magpie and its raw-file floor, then diskcache.
+  $BIN bench-cache --directory "$WORK/cache-bench" | while IFS=$'\t' read -r c rate; do
+    printf 'magpie-rate\t%s\t%s\n' "$c" "$rate"; done | tee -a "$RESULTS"
+  if python3 -c 'import diskcache' 2>/dev/null; then
+    python3 scripts/peer_cache.py | while IFS=$'\t' read -r c rate; do
+      printf 'diskcache-rate\t%s\t%s\n' "$c" "$rate"; done | tee -a "$RESULTS"
+  fi
 done
 
 # Whole processes: `magpie info --decode` and `magpie thumbnail` of 20 copies of the 4000x3000
@@ -120,7 +127,7 @@ rows = [
     ("thumbnail, 20 JPEG files (processes)", "thumbnail-20-files", "pillow", 1.00),
     ("thumbnail, 20 JPEG files (processes)", "thumbnail-20-files", "vipsthumbnail", None),
 ]
-print(f"| case | Magpie ms | peer | peer ms | ratio | target |")
+print("| case | Magpie ms | peer | peer ms | ratio | target |")
 print(f"| --- | ---: | --- | ---: | ---: | --- |")
 for name, case, peer, target in rows:
     ours = get("magpie", case)
@@ -131,6 +138,24 @@ for name, case, peer, target in rows:
     verdict = "" if target is None else (f"≤ {target:.2f}× " + ("met" if ratio <= target else "missed"))
     label = "Magpie full decode" if peer == "magpie-full" else peer
     print(f"| {name} | {ours:.1f} | {label} | {theirs:.1f} | {ratio:.2f}× | {verdict} |")
+
+# Disk cache rates: higher is better, so the ratio is Magpie's rate over the peer's.
+print()
+print("| disk cache | Magpie ops/s | peer | peer ops/s | ratio | target |")
+print("| --- | ---: | --- | ---: | ---: | --- |")
+for size, label in ((4096, "4 KB"), (102400, "100 KB"), (1048576, "1 MB")):
+    for op, floor_target, peer_target in (("set", 0.6, 5.0), ("get", 0.8, None)):
+        ours = get("magpie-rate", f"{op}-{size}")
+        for peer, key, target in (("raw files, offloaded (floor)", f"raw-async-{op}-{size}", floor_target),
+                                  ("raw files, on the caller's thread", f"raw-{op}-{size}", None),
+                                  ("diskcache", f"{op}-{size}", peer_target)):
+            tool = "magpie-rate" if peer.startswith("raw") else "diskcache-rate"
+            theirs = get(tool, key)
+            if ours is None or theirs is None:
+                continue
+            ratio = ours / theirs
+            verdict = "" if target is None else (f"≥ {target:.1f}× " + ("met" if ratio >= target else "missed"))
+            print(f"| {op} {label} | {ours:.0f} | {peer} | {theirs:.0f} | {ratio:.2f}× | {verdict} |")
 PY
 echo
 python3 -c "import PIL; print('Pillow', PIL.__version__)"

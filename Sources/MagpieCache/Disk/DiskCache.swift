@@ -72,7 +72,7 @@ public final class DiskCache: Sendable {
     /// The settings it was opened with.
     public let configuration: Configuration
     let index: IndexStore
-    private let queue = DispatchQueue(label: "magpie.disk-cache", qos: .utility, attributes: .concurrent)
+    private let queue = DispatchQueue(label: "magpie.disk-cache", attributes: .concurrent)
     private let extras: [ExtraDirectory]
     let maintenance = LockedValue<Task<Void, Never>?>(nil)
     let dataPath: String

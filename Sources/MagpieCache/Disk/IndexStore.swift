@@ -136,11 +136,12 @@ final class IndexStore: @unchecked Sendable {  // `connection` and the state are
         }
     }
 
-    /// Notes a read; written to the index in batches.
+    /// Notes a read. Access times reach the index in batches (at maintenance, before a trim,
+    /// on close, or every 4,096 reads), so a read never waits for a write transaction.
     func noteAccess(_ key: [UInt8], at time: Double) throws {
         let flush = locked { () -> Bool in
             pendingAccess[key] = time
-            return pendingAccess.count >= 128
+            return pendingAccess.count >= 4096
         }
         if flush { try flushAccess() }
     }
