@@ -159,7 +159,7 @@ for size, label in ((4096, "4 KB"), (102400, "100 KB"), (1048576, "1 MB")):
 PY
 echo
 python3 -c "import PIL; print('Pillow', PIL.__version__)"
-tjbench 2>&1 | head -0; dpkg-query -W -f='libjpeg-turbo ${Version}\n' libjpeg62-turbo 2>/dev/null || true
+dpkg-query -W -f='libjpeg-turbo ${Version}\n' libjpeg62-turbo 2>/dev/null || true
 dpkg-query -W -f='libwebp ${Version}\n' libwebp7 2>/dev/null || true
 dpkg-query -W -f='libpng ${Version}\n' libpng16-16 2>/dev/null || true
 dpkg-query -W -f='giflib ${Version}\n' libgif7 2>/dev/null || true

@@ -1,5 +1,4 @@
-import MagpieSupport
-import Synchronization
+public import Synchronization
 
 /// A thread-safe, least-recently-used cache in memory, with limits on total cost, count and
 /// age (YYMemoryCache, AFAutoPurgingImageCache, NSCache).
@@ -16,6 +15,9 @@ import Synchronization
 /// When the total cost passes ``Configuration/costLimit``, least-recently-used entries are
 /// removed until it is at ``Configuration/preferredCostAfterPurge`` (AFAutoPurgingImageCache's
 /// "preferred memory usage after purge"), so that purges do not run on every insertion.
+///
+/// The hot paths are inlinable, so that they are specialised for the caller's key and value
+/// types: unspecialised generic code spent most of a lookup finding type metadata.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Limits, with defaults derived from the memory the process may use.
     public struct Configuration: Sendable {
@@ -58,28 +60,43 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
-    private struct Node {
-        var key: Key
-        var value: Value
-        var cost: Int
-        var lastAccess: Duration
-        var previous: Int  // towards the most recent; -1 at the head
-        var next: Int      // towards the least recent; -1 at the tail
+    /// An entry's place in the recency list and its bookkeeping: not generic, so the list
+    /// operations on a hit touch only plain integers.
+    @usableFromInline
+    struct Link {
+        @usableFromInline var previous: Int  // towards the most recent; -1 at the head
+        @usableFromInline var next: Int      // towards the least recent; -1 at the tail
+        @usableFromInline var cost: Int
+        @usableFromInline var lastAccess: Duration
+
+        @inlinable
+        init(previous: Int, next: Int, cost: Int, lastAccess: Duration) {
+            self.previous = previous
+            self.next = next
+            self.cost = cost
+            self.lastAccess = lastAccess
+        }
     }
 
-    private struct State {
-        var configuration: Configuration
-        var index: [Key: Int] = [:]
-        var nodes: [Node?] = []
-        var free: [Int] = []
-        var head = -1  // most recently used
-        var tail = -1  // least recently used
-        var totalCost = 0
-        var statistics = Statistics()
+    @usableFromInline
+    struct State {
+        @usableFromInline var configuration: Configuration
+        @usableFromInline var index: [Key: Int] = [:]
+        @usableFromInline var links: [Link] = []
+        @usableFromInline var entries: [(key: Key, value: Value)?] = []
+        @usableFromInline var free: [Int] = []
+        @usableFromInline var head = -1  // most recently used
+        @usableFromInline var tail = -1  // least recently used
+        @usableFromInline var totalCost = 0
+        @usableFromInline var statistics = Statistics()
+
+        init(configuration: Configuration) {
+            self.configuration = configuration
+        }
     }
 
-    private let state: Mutex<State>
-    private let now: @Sendable () -> Duration
+    @usableFromInline let state: Mutex<State>
+    @usableFromInline let now: @Sendable () -> Duration
 
     /// A cache with `configuration`, aging entries by the continuous clock.
     public convenience init(configuration: Configuration = .init()) {
@@ -106,62 +123,69 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// The value for `key`, or nil; a hit makes the entry the most recently used.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
-        let time = now()
-        return state.withLock { state -> Value? in
-            guard let i = state.index[key], let node = state.nodes[i] else {
+        state.withLock { state -> Value? in
+            guard let i = state.index[key] else {
                 state.statistics.misses += 1
                 return nil
             }
-            if let age = state.configuration.ageLimit, time - node.lastAccess > age {
-                Self.remove(&state, at: i)
-                state.statistics.misses += 1
-                state.statistics.evictions += 1
-                return nil
+            // The clock is read only when ages matter: it costs more than the rest of a hit.
+            if let age = state.configuration.ageLimit {
+                let time = now()
+                if time - state.links[i].lastAccess > age {
+                    Self.remove(&state, at: i)
+                    state.statistics.misses += 1
+                    state.statistics.evictions += 1
+                    return nil
+                }
+                state.links[i].lastAccess = time
             }
-            state.nodes[i]?.lastAccess = time
             Self.moveToHead(&state, i)
             state.statistics.hits += 1
-            return node.value
+            return state.entries[i]?.value
         }
     }
 
     /// Whether `key` has an unexpired value (does not count as a use).
+    @inlinable
     public func contains(_ key: Key) -> Bool {
-        let time = now()
-        return state.withLock { state in
-            guard let i = state.index[key], let node = state.nodes[i] else { return false }
-            if let age = state.configuration.ageLimit, time - node.lastAccess > age { return false }
+        state.withLock { state in
+            guard let i = state.index[key] else { return false }
+            if let age = state.configuration.ageLimit, now() - state.links[i].lastAccess > age { return false }
             return true
         }
     }
 
     /// Stores `value` under `key` at `cost` (for images, the bytes of their pixels), then
     /// purges least-recently-used entries if a limit is passed.
+    @inlinable
     public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) {
-        let time = now()
         state.withLock { state in
+            let time = state.configuration.ageLimit == nil ? Duration.zero : now()
             if let cap = state.configuration.entryCostLimit, cost > cap {
                 if let i = state.index[key] { Self.remove(&state, at: i) }
                 return
             }
             if let i = state.index[key] {
-                state.totalCost += cost - (state.nodes[i]?.cost ?? 0)
-                state.nodes[i]?.value = value
-                state.nodes[i]?.cost = cost
-                state.nodes[i]?.lastAccess = time
+                state.totalCost += cost - state.links[i].cost
+                state.entries[i] = (key, value)
+                state.links[i].cost = cost
+                state.links[i].lastAccess = time
                 Self.moveToHead(&state, i)
             } else {
-                let node = Node(key: key, value: value, cost: cost, lastAccess: time, previous: -1, next: state.head)
+                let link = Link(previous: -1, next: state.head, cost: cost, lastAccess: time)
                 let i: Int
                 if let reused = state.free.popLast() {
                     i = reused
-                    state.nodes[i] = node
+                    state.links[i] = link
+                    state.entries[i] = (key, value)
                 } else {
-                    i = state.nodes.count
-                    state.nodes.append(node)
+                    i = state.links.count
+                    state.links.append(link)
+                    state.entries.append((key, value))
                 }
-                if state.head >= 0 { state.nodes[state.head]?.previous = i }
+                if state.head >= 0 { state.links[state.head].previous = i }
                 state.head = i
                 if state.tail < 0 { state.tail = i }
                 state.index[key] = i
@@ -176,7 +200,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func removeValue(forKey key: Key) -> Value? {
         state.withLock { state in
             guard let i = state.index[key] else { return nil }
-            let value = state.nodes[i]?.value
+            let value = state.entries[i]?.value
             Self.remove(&state, at: i)
             return value
         }
@@ -186,7 +210,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func removeAll() {
         state.withLock { state in
             state.index.removeAll()
-            state.nodes.removeAll()
+            state.links.removeAll()
+            state.entries.removeAll()
             state.free.removeAll()
             state.head = -1
             state.tail = -1
@@ -212,7 +237,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     public func trim(toAge age: Duration) {
         let time = now()
         state.withLock { state in
-            while state.tail >= 0, let node = state.nodes[state.tail], time - node.lastAccess > age {
+            while state.tail >= 0, time - state.links[state.tail].lastAccess > age {
                 Self.evictTail(&state)
             }
         }
@@ -239,9 +264,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         state.withLock { state in
             var keys: [Key] = []
             var i = state.head
-            while i >= 0, let node = state.nodes[i] {
-                keys.append(node.key)
-                i = node.next
+            while i >= 0 {
+                if let entry = state.entries[i] { keys.append(entry.key) }
+                i = state.links[i].next
             }
             return keys
         }
@@ -249,42 +274,47 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     // MARK: - The list
 
-    private static func unlink(_ state: inout State, _ i: Int) {
-        guard let node = state.nodes[i] else { return }
-        if node.previous >= 0 { state.nodes[node.previous]?.next = node.next } else { state.head = node.next }
-        if node.next >= 0 { state.nodes[node.next]?.previous = node.previous } else { state.tail = node.previous }
+    @inlinable
+    static func unlink(_ state: inout State, _ i: Int) {
+        let link = state.links[i]
+        if link.previous >= 0 { state.links[link.previous].next = link.next } else { state.head = link.next }
+        if link.next >= 0 { state.links[link.next].previous = link.previous } else { state.tail = link.previous }
     }
 
-    private static func moveToHead(_ state: inout State, _ i: Int) {
+    @inlinable
+    static func moveToHead(_ state: inout State, _ i: Int) {
         guard state.head != i else { return }
         unlink(&state, i)
-        state.nodes[i]?.previous = -1
-        state.nodes[i]?.next = state.head
-        if state.head >= 0 { state.nodes[state.head]?.previous = i }
+        state.links[i].previous = -1
+        state.links[i].next = state.head
+        if state.head >= 0 { state.links[state.head].previous = i }
         state.head = i
         if state.tail < 0 { state.tail = i }
     }
 
-    private static func remove(_ state: inout State, at i: Int) {
-        guard let node = state.nodes[i] else { return }
+    @inlinable
+    static func remove(_ state: inout State, at i: Int) {
+        guard let entry = state.entries[i] else { return }
         unlink(&state, i)
-        state.index[node.key] = nil
-        state.totalCost -= node.cost
-        state.nodes[i] = nil
+        state.index[entry.key] = nil
+        state.totalCost -= state.links[i].cost
+        state.entries[i] = nil
         state.free.append(i)
     }
 
-    private static func evictTail(_ state: inout State) {
+    @inlinable
+    static func evictTail(_ state: inout State) {
         remove(&state, at: state.tail)
         state.statistics.evictions += 1
     }
 
     /// After an insertion: count and age limits, then the cost limit with its purge target.
-    private static func enforce(_ state: inout State, now time: Duration) {
+    @inlinable
+    static func enforce(_ state: inout State, now time: Duration) {
         let configuration = state.configuration
         while state.index.count > configuration.countLimit, state.tail >= 0 { evictTail(&state) }
         if let age = configuration.ageLimit {
-            while state.tail >= 0, let node = state.nodes[state.tail], time - node.lastAccess > age { evictTail(&state) }
+            while state.tail >= 0, time - state.links[state.tail].lastAccess > age { evictTail(&state) }
         }
         if state.totalCost > configuration.costLimit {
             while state.totalCost > configuration.preferredCostAfterPurge, state.tail >= 0 { evictTail(&state) }
