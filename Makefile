@@ -30,7 +30,8 @@ fixtures:
 
 # The test suite under Address Sanitizer and Thread Sanitizer (own build folders: full rebuilds).
 test-asan: deps
-	$(SWIFT) test --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt:print_suppressions=0 \
+		$(SWIFT) test --sanitize=address --scratch-path .build-asan
 
 test-tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan
