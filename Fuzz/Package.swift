@@ -9,9 +9,11 @@ let package = Package(
     name: "MagpieFuzz",
     platforms: [.macOS(.v15)],
     dependencies: [.package(name: "Magpie", path: "..")],
-    targets: targets.map { name in
+    targets: [
+        .target(name: "FuzzSupport", dependencies: [.product(name: "MagpieImage", package: "Magpie")]),
+    ] + targets.map { name in
         .executableTarget(
             name: name,
-            dependencies: [.product(name: "MagpieImage", package: "Magpie")])
+            dependencies: ["FuzzSupport", .product(name: "MagpieImage", package: "Magpie")])
     }
 )

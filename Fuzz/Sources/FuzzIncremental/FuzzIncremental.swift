@@ -1,4 +1,5 @@
 import Foundation
+import FuzzSupport
 import MagpieImage
 
 /// libFuzzer entry: the incremental decoders, fed in pieces whose sizes come from the input's
@@ -27,4 +28,18 @@ func fuzz(_ bytes: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     }
     _ = try? decoder.bestPreview()
     return 0
+}
+
+/// The entry libFuzzer calls (its own `main`, or ours below).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzerTestOneInput(_ bytes: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    guard let bytes else { return 0 }
+    return fuzz(bytes, count)
+}
+
+@main
+enum Main {
+    static func main() {
+        FuzzDriver.main(fuzzerTestOneInput)
+    }
 }
