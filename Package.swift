@@ -15,10 +15,18 @@ let package = Package(
     products: [
         .library(name: "MagpieImage", targets: ["MagpieImage"]),
         .library(name: "MagpieCache", targets: ["MagpieCache"]),
+        .library(name: "MagpieNetworking", targets: ["MagpieNetworking"]),
         .executable(name: "magpie", targets: ["MagpieCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // Hummingbird's two default traits make SwiftPM rebuild it on about half of all builds.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // System C libraries, installed by scripts/install-system-deps.sh.
@@ -51,20 +59,37 @@ let package = Package(
         .target(name: "MagpieSupport", swiftSettings: swiftSettings),
         .target(name: "MagpieCache", dependencies: ["MagpieSupport", "CSQLite3"], swiftSettings: swiftSettings),
         .target(
+            name: "MagpieNetworking",
+            dependencies: [
+                "MagpieCache", "MagpieSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings),
+        .target(
             name: "MagpieImage",
             dependencies: ["MagpieSupport", "CImageShims", "CImageKernels", "CJPEG", "CPNG", "CGIF", "CWebP"],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "MagpieCLI",
             dependencies: [
-                "MagpieImage", "MagpieCache", "MagpieSupport",
+                "MagpieImage", "MagpieCache", "MagpieNetworking", "MagpieSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
 
         .target(
             name: "MagpieTestSupport",
-            dependencies: ["MagpieImage", "CDeflate"],
+            dependencies: [
+                "MagpieImage", "CDeflate",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/MagpieTestSupport",
             swiftSettings: swiftSettings),
         .testTarget(
@@ -74,6 +99,12 @@ let package = Package(
         .testTarget(
             name: "MagpieCacheTests",
             dependencies: ["MagpieCache", "MagpieSupport", "MagpieTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MagpieNetworkingTests",
+            dependencies: ["MagpieNetworking", "MagpieCache", "MagpieTestSupport",
+                           .product(name: "Hummingbird", package: "hummingbird"),
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MagpieCLITests",
