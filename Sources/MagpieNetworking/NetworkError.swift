@@ -33,6 +33,9 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
         public static let fileFailed = Kind("fileFailed")
         /// A parameter could not be encoded.
         public static let encodingFailed = Kind("encodingFailed")
+        /// The server refused the byte range of a resumed download (416) and starting again
+        /// did not help.
+        public static let rangeNotSatisfiable = Kind("rangeNotSatisfiable")
 
         public var description: String { name }
     }
@@ -49,6 +52,9 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     public let body: Data?
     /// The error underneath, if any (a transport error, a decoding error).
     public let underlying: (any Error)?
+    /// For a failed resumable download: the file holding the bytes received so far, from
+    /// which the next attempt continues.
+    public internal(set) var resumeData: URL?
 
     init(_ kind: Kind, url: URL?, _ detail: String, status: Int? = nil, body: Data? = nil, underlying: (any Error)? = nil) {
         self.kind = kind
@@ -61,7 +67,14 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         let target = url.map { " (\($0.absoluteString))" } ?? ""
-        return "\(detail)\(target)"
+        let kept = resumeData.map { "; the partial data is kept in \($0.path)" } ?? ""
+        return "\(detail)\(target)\(kept)"
+    }
+
+    func keeping(_ file: URL?) -> NetworkError {
+        var copy = self
+        copy.resumeData = file
+        return copy
     }
 
     static func invalidURL(_ text: String) -> NetworkError {

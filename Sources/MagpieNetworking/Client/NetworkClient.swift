@@ -50,6 +50,10 @@ public final class NetworkClient: Sendable {
         public var pool = RequestPool()
         /// Counts requests in flight. The shared counter by default.
         public var activity: NetworkActivity? = .shared
+        /// Where downloads keep partial data; nil (the default) keeps it next to each destination.
+        public var resumeDirectory: URL?
+        /// Downloads running at once; the rest wait. 4 by default.
+        public var maxConcurrentDownloads = 4
 
         /// A configuration; see each property for its default.
         public init(baseURL: URL? = nil) {
@@ -66,10 +70,33 @@ public final class NetworkClient: Sendable {
     public let configuration: Configuration
     private let live: LockedValue<Live>
 
+    /// Downloads with resume, sharing this client's transport, base URL, headers, pool and
+    /// activity counter.
+    public let downloads: DownloadManager
+
     /// A client with `configuration`.
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
-        live = LockedValue(Live(baseURL: configuration.baseURL, headers: configuration.headers))
+        let live = LockedValue(Live(baseURL: configuration.baseURL, headers: configuration.headers))
+        self.live = live
+        var downloads = DownloadManager.Configuration()
+        downloads.transport = configuration.transport
+        downloads.pool = configuration.pool
+        downloads.activity = configuration.activity
+        downloads.logger = configuration.logger
+        downloads.resumeDirectory = configuration.resumeDirectory
+        downloads.maxConcurrentDownloads = configuration.maxConcurrentDownloads
+        self.downloads = DownloadManager(
+            configuration: downloads,
+            resolve: { path, ignoresBase in try DownloadManager.resolve(path, base: ignoresBase ? nil : live.value.baseURL) },
+            headers: { live.value.headers })
+    }
+
+    /// Downloads `path` (resolved against the base URL unless the options say not) to
+    /// `destination`, resuming from partial data left by an earlier attempt; see
+    /// ``DownloadManager``.
+    public func download(_ path: String, to destination: URL, options: DownloadOptions = .init()) throws -> DownloadTask {
+        try downloads.download(path, to: destination, options: options)
     }
 
     /// The request pool.
@@ -165,6 +192,12 @@ public final class NetworkClient: Sendable {
     /// retrying as the retrier says; validates the status; caches a successful response when
     /// asked.
     public func send(_ request: NetworkRequest) async throws -> NetworkResponse {
+        try await send(request, kind: .request, uploadProgress: nil)
+    }
+
+    func send(
+        _ request: NetworkRequest, kind: RequestPool.Kind, uploadProgress: (@Sendable (TransferProgress) -> Void)?
+    ) async throws -> NetworkResponse {
         let url = try url(for: request)
         let parameters = parameters(for: request)
         let identifier = ResponseCache.key(url: url, method: request.method, parameters: parameters)
@@ -182,6 +215,7 @@ public final class NetworkClient: Sendable {
         }
 
         var transportRequest = try transportRequest(for: request, url: url, parameters: parameters)
+        transportRequest.onUploadProgress = uploadProgress
         for adapter in configuration.adapters { transportRequest = try await adapter.adapt(transportRequest) }
         log?.debug("request", metadata: [
             "method": "\(request.method)", "url": "\(redacted(url.absoluteString))",
@@ -194,7 +228,7 @@ public final class NetworkClient: Sendable {
         }
         let cacheSettings = request.loadsCache ? "load cache" : request.cacheDuration > 0 ? "cache \(Int(request.cacheDuration)) s" : "no cache"
         let id = configuration.pool.register({ id in
-            RequestPool.Entry(id: id, kind: .request, method: request.method, url: url, parameters: parameters,
+            RequestPool.Entry(id: id, kind: kind, method: request.method, url: url, parameters: parameters,
                               state: .running, cacheSettings: cacheSettings, identifier: identifier)
         }, cancel: { task.cancel() })
         configuration.activity?.increment()

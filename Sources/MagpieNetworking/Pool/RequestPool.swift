@@ -11,7 +11,12 @@ public final class RequestPool: Sendable {
 
     /// The state of a registered request.
     public enum State: String, Sendable, Hashable {
-        case running, suspended
+        /// Waiting for a free slot (downloads beyond the concurrency limit).
+        case queued
+        /// Sending or receiving.
+        case running
+        /// A suspended download.
+        case suspended
     }
 
     /// One request in flight.

@@ -140,7 +140,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
     }
 
-    static func mapError(_ error: any Error, url: URL) -> NetworkError {
+    static func mapError(_ error: any Error, url: URL?) -> NetworkError {
         if let error = error as? NetworkError { return error }
         if error is CancellationError { return NetworkError(.cancelled, url: url, "cancelled", underlying: error) }
         if let client = error as? HTTPClientError {
@@ -254,7 +254,7 @@ struct FileChunks: Sendable {
     }
 }
 
-private final class FileReader: @unchecked Sendable {  // pulled by one stream consumer at a time
+final class FileReader: @unchecked Sendable {  // pulled by one stream consumer at a time
     let url: URL
     let chunkSize: Int
     private var handle: FileHandle?
