@@ -27,6 +27,7 @@ let package = Package(
         // Hummingbird's two default traits make SwiftPM rebuild it on about half of all builds.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // System C libraries, installed by scripts/install-system-deps.sh.
@@ -79,6 +80,7 @@ let package = Package(
             dependencies: [
                 "MagpieImage", "MagpieCache", "MagpieNetworking", "MagpieSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings),
 
@@ -102,13 +104,15 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MagpieNetworkingTests",
-            dependencies: ["MagpieNetworking", "MagpieCache", "MagpieTestSupport",
+            dependencies: ["MagpieNetworking", "MagpieCache", "MagpieSupport", "MagpieTestSupport",
+                           .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MagpieCLITests",
-            dependencies: ["MagpieTestSupport", "MagpieCLI", "MagpieCache"],
+            dependencies: ["MagpieTestSupport", "MagpieCLI", "MagpieCache",
+                           .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings),
     ]
 )

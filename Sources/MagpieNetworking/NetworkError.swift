@@ -87,8 +87,9 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Reason phrases for the status codes people meet.
-enum HTTPStatus {
-    static func reason(_ code: Int) -> String {
+public enum HTTPStatus {
+    /// "Not Found" for 404; empty for codes without a common phrase.
+    public static func reason(_ code: Int) -> String {
         switch code {
         case 200: "OK"
         case 201: "Created"

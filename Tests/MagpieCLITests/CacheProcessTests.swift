@@ -87,7 +87,7 @@ struct CacheProcessTests {
         try Data(repeating: 7, count: 2_000_000).write(to: big)
         // The file size limit (ulimit -f, 512-byte blocks) makes writes past 512 KB fail with
         // EFBIG, as a full disk fails them with ENOSPC.
-        let output = try ProcessRunner.run(
+        let output = try await ProcessRunner.run(
             URL(fileURLWithPath: "/bin/sh"),
             ["-c", "trap '' XFSZ; ulimit -f 1024; exec \"$0\" cache put --path \"$1\" big \"$2\"",
              CLITests.magpie.path, dir.url.path, big.path])

@@ -70,6 +70,16 @@ public enum ProcessRunner {
             stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// Runs `executable` on a thread of its own, so waiting for it never blocks the Swift
+    /// concurrency pool (a loopback origin in the same process must keep serving).
+    public static func run(_ executable: URL, _ arguments: [String], in directory: URL? = nil) async throws -> Output {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try run(executable, arguments, in: directory) as Output })
+            }
+        }
+    }
+
     /// The directory holding the built products (`.build/debug`), where `magpie` is.
     public static var productsDirectory: URL {
         #if os(macOS)

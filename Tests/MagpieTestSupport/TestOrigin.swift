@@ -32,6 +32,9 @@ public final class TestOrigin: Sendable {
         var files: [String: File] = [:]
         var counters: [String: Int] = [:]
         var requests: [String] = []
+        var headers: [[String: String]] = []
+        var released: Set<String> = []
+        var stopping = false
     }
 
     private init(port: Int, state: LockedValue<State>, shutdown: @escaping @Sendable () async -> Void) {
@@ -60,6 +63,11 @@ public final class TestOrigin: Sendable {
 
     /// Every request line seen, in order ("GET /echo?x=1").
     public var requestLog: [String] { state.value.requests }
+
+    /// Every request seen, in order, with its header fields (names in lowercase).
+    public var requests: [(line: String, headers: [String: String])] {
+        state.withLock { state in Array(zip(state.requests, state.headers)).map { (line: $0.0, headers: $0.1) } }
+    }
 
     /// Starts an origin, runs `body`, and stops it gracefully.
     public static func with<T: Sendable>(_ body: (TestOrigin) async throws -> T) async throws -> T {
@@ -99,6 +107,7 @@ public final class TestOrigin: Sendable {
             throw OriginError.notStarted
         }
         return TestOrigin(port: port, state: state) {
+            state.withLock { $0.stopping = true }  // held requests answer, so shutdown need not wait for them
             await group.triggerGracefulShutdown()
             _ = try? await running.value
         }
@@ -106,6 +115,11 @@ public final class TestOrigin: Sendable {
 
     /// Stops the origin.
     public func stop() async { await shutdown() }
+
+    /// Lets the requests held at `/hold/KEY` answer.
+    public func release(_ key: String) {
+        state.withLock { _ = $0.released.insert(key) }
+    }
 
     enum OriginError: Error { case notStarted }
 
@@ -189,11 +203,17 @@ public final class TestOrigin: Sendable {
             let data = bytes(total)
             return Response(status: .ok, headers: [.contentType: "application/octet-stream"], body: ResponseBody { writer in
                 var offset = 0
-                while offset < total {
-                    let end = min(offset + chunk, total)
-                    try await writer.write(ByteBuffer(bytes: data[offset..<end]))
-                    offset = end
-                    try await Task.sleep(for: .milliseconds(delay))
+                do {
+                    while offset < total {
+                        let end = min(offset + chunk, total)
+                        try await writer.write(ByteBuffer(bytes: data[offset..<end]))
+                        offset = end
+                        try await Task.sleep(for: .milliseconds(delay))
+                    }
+                } catch {
+                    // The client went away: counted, so tests can see a cancel closed the connection.
+                    state.withLock { $0.counters["trickle-closed", default: 0] += 1 }
+                    throw error
                 }
                 try await writer.finish(nil)
             })
@@ -201,7 +221,8 @@ public final class TestOrigin: Sendable {
 
         router.get("/file/:name") { request, context -> Response in
             guard let file = state.value.files[context.parameters.get("name") ?? ""] else { return text(.notFound, "no such file") }
-            return serve(file, request: request, dropAt: nil)
+            let pace = Int(query(request, "pace") ?? "").map { (delay: $0, chunk: Int(query(request, "chunk") ?? "") ?? 65_536) }
+            return serve(file, request: request, dropAt: nil, pace: pace)
         }
         router.head("/file/:name") { request, context -> Response in
             guard let file = state.value.files[context.parameters.get("name") ?? ""] else { return text(.notFound, "no such file") }
@@ -274,6 +295,16 @@ public final class TestOrigin: Sendable {
             return text(.ok, "hit \(hits)")
         }
 
+        // Answers only once the test calls `release(key)` (or the origin stops): requests that stay in flight.
+        router.get("/hold/:key") { _, context -> Response in
+            let key = context.parameters.get("key") ?? ""
+            let deadline = ContinuousClock.now + .seconds(120)
+            while ContinuousClock.now < deadline, !state.withLock({ $0.released.contains(key) || $0.stopping }) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return text(.ok, "released")
+        }
+
         // A body of n bytes with no Content-Length (chunked).
         router.get("/large/:n") { _, context -> Response in
             let total = Int(context.parameters.get("n") ?? "") ?? 0
@@ -291,7 +322,7 @@ public final class TestOrigin: Sendable {
     }
 
     /// A file with ETag, Last-Modified, Range and If-Range; optionally cut after `dropAt` of the body.
-    private static func serve(_ file: File, request: Request, dropAt: Double?) -> Response {
+    private static func serve(_ file: File, request: Request, dropAt: Double?, pace: (delay: Int, chunk: Int)? = nil) -> Response {
         var headers: HTTPFields = [.eTag: file.etag, .lastModified: file.lastModified, .acceptRanges: "bytes",
                                    .contentType: "application/octet-stream"]
         if let match = request.headers[.ifNoneMatch], match == file.etag {
@@ -314,6 +345,19 @@ public final class TestOrigin: Sendable {
         }
         let slice = file.data[(file.data.startIndex + start)...]
         headers[.contentLength] = String(slice.count)
+        if let pace {
+            // Sent in chunks `pace.delay` ms apart, for transfers that must still be running when a test acts.
+            return Response(status: status, headers: headers, body: ResponseBody(contentLength: slice.count) { writer in
+                var offset = slice.startIndex
+                while offset < slice.endIndex {
+                    let end = min(offset + pace.chunk, slice.endIndex)
+                    try await writer.write(ByteBuffer(bytes: slice[offset..<end]))
+                    offset = end
+                    try await Task.sleep(for: .milliseconds(pace.delay))
+                }
+                try await writer.finish(nil)
+            })
+        }
         guard let dropAt else {
             return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: slice)))
         }
@@ -333,7 +377,12 @@ public final class TestOrigin: Sendable {
 
         func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
             let line = "\(request.method.rawValue) \(request.uri.path)" + (request.uri.query.map { "?\($0)" } ?? "")
-            state.withLock { $0.requests.append(line) }
+            var headers: [String: String] = [:]
+            for field in request.headers { headers[field.name.canonicalName.lowercased()] = field.value }
+            state.withLock {
+                $0.requests.append(line)
+                $0.headers.append(headers)
+            }
             return try await next(request, context)
         }
     }

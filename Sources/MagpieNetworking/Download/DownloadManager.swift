@@ -413,6 +413,7 @@ public final class DownloadManager: Sendable {
                 recorded = received
             }
         }
+        try Task.checkCancellation()
         if total >= 0 && received < total {
             throw NetworkError(.connectionFailed, url: task.url, "the connection ended after \(received) of \(total) bytes")
         }

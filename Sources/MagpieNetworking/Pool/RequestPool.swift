@@ -79,8 +79,12 @@ public final class RequestPool: Sendable {
     /// Cancels the requests `matching` selects; returns how many.
     @discardableResult
     public func cancel(where matching: (Entry) -> Bool) -> Int {
-        let cancels = entries.withLock { registered in
-            registered.values.filter { matching($0.entry) }.map(\.cancel)
+        // Cancelled requests leave the pool at once (their tasks unregister later, a no-op), so
+        // a second cancel does not count them again.
+        let cancels = entries.withLock { registered -> [@Sendable () -> Void] in
+            let chosen = registered.filter { matching($0.value.entry) }
+            for id in chosen.keys { registered[id] = nil }
+            return chosen.values.map(\.cancel)
         }
         for cancel in cancels { cancel() }
         return cancels.count

@@ -207,28 +207,28 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         _ response: HTTPClientResponse, url: URL, limit: Int64?, progress: (@Sendable (TransferProgress) -> Void)?, expected: Int64
     ) -> ResponseBody {
         if let limit, expected > limit {
-            return ResponseBody {
-                AsyncThrowingStream { $0.finish(throwing: NetworkError(.responseTooLarge, url: url, "the response is \(expected) bytes, more than the limit of \(limit)")) }
-            }
+            return .failing(NetworkError(.responseTooLarge, url: url, "the response is \(expected) bytes, more than the limit of \(limit)"))
         }
         let source = BodyIterator(response.body.makeAsyncIterator())
+        let received = LockedValue<Int64>(0)
         return ResponseBody {
-            let received = LockedValue<Int64>(0)
-            return AsyncThrowingStream {
-                do {
-                    guard let buffer = try await source.next() else { return nil }
-                    let total = received.withLock { value -> Int64 in
-                        value += Int64(buffer.readableBytes)
-                        return value
-                    }
-                    if let limit, total > limit {
-                        throw NetworkError(.responseTooLarge, url: url, "the response passed the limit of \(limit) bytes")
-                    }
-                    progress?(TransferProgress(completed: total, expected: expected))
-                    return Data(buffer.readableBytesView)
-                } catch {
-                    throw mapError(error, url: url)
+            do {
+                try Task.checkCancellation()
+                guard let buffer = try await source.next() else {
+                    try Task.checkCancellation()
+                    return nil
                 }
+                let total = received.withLock { value -> Int64 in
+                    value += Int64(buffer.readableBytes)
+                    return value
+                }
+                if let limit, total > limit {
+                    throw NetworkError(.responseTooLarge, url: url, "the response passed the limit of \(limit) bytes")
+                }
+                progress?(TransferProgress(completed: total, expected: expected))
+                return Data(buffer.readableBytesView)
+            } catch {
+                throw mapError(error, url: url)
             }
         }
     }

@@ -1,4 +1,5 @@
 public import Foundation
+import MagpieSupport
 
 /// An HTTP method.
 public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
@@ -122,23 +123,42 @@ public struct TransportResponse: Sendable {
     }
 }
 
-/// Response body chunks, with the size limit and progress applied.
+/// Response body chunks, with the size limit and progress applied. Single use: iterate it once.
+///
+/// Cancelling the reading task ends the iteration with an error (never a silent early end),
+/// so a cancelled transfer cannot pass for a complete one.
 public struct ResponseBody: AsyncSequence, Sendable {
     public typealias Element = Data
-    let make: @Sendable () -> AsyncThrowingStream<Data, any Error>
+    let pull: @Sendable () async throws -> Data?
 
-    public func makeAsyncIterator() -> AsyncThrowingStream<Data, any Error>.AsyncIterator {
-        make().makeAsyncIterator()
+    /// A body read by calling `pull` until it returns nil (for transports of your own).
+    public init(pull: @escaping @Sendable () async throws -> Data?) {
+        self.pull = pull
     }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let pull: @Sendable () async throws -> Data?
+        public mutating func next() async throws -> Data? { try await pull() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(pull: pull) }
 
     /// A body of these bytes.
     public static func bytes(_ data: Data) -> ResponseBody {
-        ResponseBody {
-            AsyncThrowingStream { continuation in
-                if !data.isEmpty { continuation.yield(data) }
-                continuation.finish()
+        let sent = LockedValue(data.isEmpty)
+        return ResponseBody {
+            try Task.checkCancellation()
+            let done = sent.withLock { value -> Bool in
+                defer { value = true }
+                return value
             }
+            return done ? nil : data
         }
+    }
+
+    /// A body that fails with `error` when read.
+    static func failing(_ error: any Error) -> ResponseBody {
+        ResponseBody { throw error }
     }
 }
 
