@@ -9,6 +9,8 @@ let package = Package(
     dependencies: [
         .package(name: "Magpie", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .executableTarget(
@@ -26,6 +28,16 @@ let package = Package(
                 .product(name: "MagpieCache", package: "Magpie"),
             ],
             path: "Benchmarks/CacheBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        .executableTarget(
+            name: "NetworkBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "MagpieNetworking", package: "Magpie"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/NetworkBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
     ]
 )

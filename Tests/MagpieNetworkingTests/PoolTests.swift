@@ -93,7 +93,7 @@ struct PoolTests {
         // A request that ends and another that starts within the delay: no idle blip.
         activity.decrement()
         activity.increment()
-        #expect(await eventually { clock.sleeperCount == 2 })
+        #expect(await eventually { clock.sleeperCount == 1 })
         clock.advance(by: .milliseconds(40))
         try await Task.sleep(for: .milliseconds(50))
         #expect(seen.value == [true])
@@ -101,7 +101,7 @@ struct PoolTests {
         activity.decrement()
         activity.decrement()  // one too many: stays at zero
         #expect(activity.count == 0)
-        #expect(await eventually { clock.sleeperCount == 2 })
+        #expect(await eventually { clock.sleeperCount == 1 })
         clock.advance(by: .milliseconds(33))
         #expect(await eventually { seen.value == [true, false] })
         #expect(!activity.isActive)

@@ -14,19 +14,25 @@ public final class NetworkActivity: Sendable {
     private struct State {
         var count = 0
         var visible = false
-        var generation = 0
+        /// When the current delay ends, as time since `init`; moved by every change.
+        var deadline = Duration.zero
+        /// Whether the one timer task is running.
+        var timing = false
         var continuations: [Int: AsyncStream<Bool>.Continuation] = [:]
         var nextID = 0
     }
 
     private let state = Mutex(State())
     private let delay: Duration
-    private let sleep: @Sendable (Duration) async throws -> Void
+    private let elapsed: @Sendable () -> Duration
+    private let sleepUntil: @Sendable (Duration) async throws -> Void
 
     /// Activity with `delay` measured by `clock`.
     public init<C: Clock>(delay: Duration = .milliseconds(33), clock: C) where C.Duration == Duration {
         self.delay = delay
-        self.sleep = { try await clock.sleep(for: $0) }
+        let start = clock.now
+        self.elapsed = { start.duration(to: clock.now) }
+        self.sleepUntil = { try await clock.sleep(until: start.advanced(by: $0), tolerance: nil) }
     }
 
     /// Activity with a 1/30 s delay on the continuous clock.
@@ -46,30 +52,42 @@ public final class NetworkActivity: Sendable {
     /// One fewer; never below zero.
     public func decrement() { change(-1) }
 
+    /// Counts the change and restarts the delay. One timer task at most is alive: it sleeps
+    /// until the deadline and, if a change moved the deadline meanwhile, sleeps again.
     private func change(_ delta: Int) {
-        let generation = state.withLock { state -> Int in
+        let now = elapsed()
+        let startTimer = state.withLock { state -> Bool in
             state.count = max(0, state.count + delta)
-            state.generation += 1
-            return state.generation
+            state.deadline = now + delay
+            defer { state.timing = true }
+            return !state.timing
         }
-        let sleep = self.sleep, delay = self.delay
+        guard startTimer else { return }
         Task { [weak self] in
-            try? await sleep(delay)
-            self?.settle(generation)
+            await self?.runTimer()
         }
     }
 
-    /// After the delay: if nothing changed since, emit the state if it differs from the last one.
-    private func settle(_ generation: Int) {
-        let emit = state.withLock { state -> (Bool, [AsyncStream<Bool>.Continuation])? in
-            guard state.generation == generation else { return nil }
-            let active = state.count > 0
-            guard active != state.visible else { return nil }
-            state.visible = active
-            return (active, Array(state.continuations.values))
-        }
-        if let (active, continuations) = emit {
-            for continuation in continuations { continuation.yield(active) }
+    private func runTimer() async {
+        var target = state.withLock { $0.deadline }
+        while true {
+            try? await sleepUntil(target)
+            let outcome = state.withLock { state -> (next: Duration?, emit: (Bool, [AsyncStream<Bool>.Continuation])?) in
+                if state.deadline > target { return (state.deadline, nil) }  // restarted meanwhile
+                state.timing = false
+                let active = state.count > 0
+                guard active != state.visible else { return (nil, nil) }
+                state.visible = active
+                return (nil, (active, Array(state.continuations.values)))
+            }
+            if let next = outcome.next {
+                target = next
+                continue
+            }
+            if let (active, continuations) = outcome.emit {
+                for continuation in continuations { continuation.yield(active) }
+            }
+            return
         }
     }
 
