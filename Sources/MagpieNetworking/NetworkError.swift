@@ -55,6 +55,9 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
     /// For a failed resumable download: the file holding the bytes received so far, from
     /// which the next attempt continues.
     public internal(set) var resumeData: URL?
+    /// For a failed resumable download: the bytes kept in ``resumeData`` and the total
+    /// (-1 when unknown).
+    public internal(set) var resumeProgress: TransferProgress?
 
     init(_ kind: Kind, url: URL?, _ detail: String, status: Int? = nil, body: Data? = nil, underlying: (any Error)? = nil) {
         self.kind = kind
@@ -67,13 +70,15 @@ public struct NetworkError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         let target = url.map { " (\($0.absoluteString))" } ?? ""
-        let kept = resumeData.map { "; the partial data is kept in \($0.path)" } ?? ""
+        let amount = resumeProgress.map { $0.expected >= 0 ? " (\($0.completed) of \($0.expected) bytes)" : " (\($0.completed) bytes)" } ?? ""
+        let kept = resumeData.map { "; the partial data\(amount) is kept in \($0.path)" } ?? ""
         return "\(detail)\(target)\(kept)"
     }
 
-    func keeping(_ file: URL?) -> NetworkError {
+    func keeping(_ file: URL?, progress: TransferProgress? = nil) -> NetworkError {
         var copy = self
         copy.resumeData = file
+        copy.resumeProgress = file == nil ? nil : progress
         return copy
     }
 

@@ -44,6 +44,7 @@ struct DownloadTests {
                 #expect(first.phase == .failed)
                 let kept = try #require(error?.resumeData)
                 let partial = try Data(contentsOf: kept)
+                #expect(error?.resumeProgress == TransferProgress(completed: Int64(partial.count), expected: 1_000_000))
                 #expect(partial.count > 0 && partial.count <= 500_000)
                 #expect(partial == content.prefix(partial.count))
                 let record = try #require(ResumeFiles(url: origin.url("/drop/f"), destination: destination, directory: nil).readRecord())

@@ -49,6 +49,17 @@ struct TransportTests {
         }
     }
 
+    @Test("A transfer that goes quiet for longer than the read timeout fails with a timeout")
+    func readTimeout() async throws {
+        try await TestOrigin.with { origin in
+            let transport = AsyncHTTPClientTransport(readTimeout: .milliseconds(300))
+            let request = TransportRequest(url: origin.url("/trickle/3000?chunk=1000&delay=2000"))
+            let error = await #expect(throws: NetworkError.self) { _ = try await transport.data(for: request) }
+            #expect(error?.kind == .timeout)
+            try await transport.shutdown()
+        }
+    }
+
     @Test("A transport refuses requests after shutdown, and shutting down twice is harmless")
     func shutdown() async throws {
         try await TestOrigin.with { origin in

@@ -231,7 +231,8 @@ public final class DownloadManager: Sendable {
             guard state.phase != .completed && state.phase != .failed else { return nil }
             state.phase = .failed
             let keeps = task.options.resumable && !discarding
-            let error = NetworkError(.cancelled, url: task.url, "the download was cancelled").keeping(keeps ? task.files.partial : nil)
+            let error = NetworkError(.cancelled, url: task.url, "the download was cancelled")
+                .keeping(keeps ? task.files.partial : nil, progress: state.progress)
             state.result = .failure(error)
             defer { state.waiters = [] }
             return (state.runner, state.waiters, state.poolID)
@@ -314,7 +315,7 @@ public final class DownloadManager: Sendable {
                     failure = NetworkError(.cancelled, url: task.url, "the download was cancelled")
                 }
                 if task.options.resumable {
-                    return .failure(failure.keeping(task.files.partialLength > 0 ? task.files.partial : nil))
+                    return .failure(failure.keeping(task.files.partialLength > 0 ? task.files.partial : nil, progress: task.files.kept))
                 }
                 task.files.removeAll()
                 return .failure(failure)

@@ -68,6 +68,11 @@ struct ResumeFiles: Sendable {
         return Int64(info.st_size)
     }
 
+    /// What is stored: the partial file's length and the recorded total.
+    var kept: TransferProgress {
+        TransferProgress(completed: partialLength, expected: readRecord()?.totalLength ?? -1)
+    }
+
     func removeAll() {
         try? FileManager.default.removeItem(at: partial)
         try? FileManager.default.removeItem(at: record)

@@ -22,12 +22,24 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     private let client: HTTPClient
     private let insecure = LockedValue<HTTPClient?>(nil)
     private let isShutDown = LockedValue(false)
+    private let timeouts: HTTPClient.Configuration.Timeout
 
-    /// A transport with its own connection pool.
-    public init() {
-        client = HTTPClient(
-            eventLoopGroupProvider: .singleton,
-            configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, decompression: .disabled))
+    /// A transport with its own connection pool. A connection must be made within
+    /// `connectTimeout`, and a transfer that receives nothing for `readTimeout` fails (nil: no
+    /// limit); a request's own timeout bounds the whole exchange.
+    public init(connectTimeout: Duration = .seconds(10), readTimeout: Duration? = .seconds(60)) {
+        func amount(_ duration: Duration) -> TimeAmount {
+            .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        }
+        timeouts = HTTPClient.Configuration.Timeout(connect: amount(connectTimeout), read: readTimeout.map(amount))
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.configuration(tls: nil, timeouts: timeouts))
+    }
+
+    private static func configuration(tls: TLSConfiguration?, timeouts: HTTPClient.Configuration.Timeout) -> HTTPClient.Configuration {
+        var configuration = HTTPClient.Configuration(
+            tlsConfiguration: tls, redirectConfiguration: .disallow, timeout: timeouts, decompression: .disabled)
+        configuration.httpVersion = .automatic
+        return configuration
     }
 
     /// Closes the connections and stops the clients. Requests after this fail.
@@ -52,9 +64,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             if let existing { return existing }
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.certificateVerification = .none
-            let made = HTTPClient(
-                eventLoopGroupProvider: .singleton,
-                configuration: HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow))
+            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.configuration(tls: tls, timeouts: timeouts))
             existing = made
             return made
         }
