@@ -335,7 +335,7 @@ struct ClientTests {
         let handler = CapturingLogHandler()
         let logger = Logger(label: "test") { _ in handler }
         let cache = ResponseCache(storage: try DiskCache(directory: dir.url))
-        try await TestOrigin.with { origin in
+        let echo = try await TestOrigin.with { origin -> String in
             try await withClient(origin, configure: { configuration in
                 configuration.logger = logger
                 configuration.headers = ["Authorization": "Bearer hunter2", "X-Api-Key": "k-12345"]
@@ -350,6 +350,7 @@ struct ClientTests {
                 let cached = try await client.send(request)
                 #expect(cached.isFromCache)
             }
+            return origin.url("/echo").absoluteString
         }
         let text = handler.text
         #expect(!text.isEmpty)
@@ -360,6 +361,7 @@ struct ClientTests {
         #expect(text.contains("<redacted>"))
         #expect(text.contains("write cache succeeded"))
         #expect(text.contains("loaded from cache"))
+        #expect(text.contains("request=\(echo) GET"))
     }
 }
 

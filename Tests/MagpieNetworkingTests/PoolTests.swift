@@ -31,8 +31,10 @@ struct PoolTests {
                     #expect(first.kind == .request)
                     #expect(first.state == .running)
                     #expect(first.cacheSettings == "no cache")
-                    #expect(first.description.hasPrefix("request GET http://127.0.0.1:\(origin.port)/hold/"))
-                    #expect(first.description.contains(" i="))
+                    #expect(first.description.hasPrefix("request http://127.0.0.1:\(origin.port)/hold/"))
+                    #expect(first.description.contains(" GET i="))
+                    #expect(first.description.hasSuffix(" [running, no cache]"))
+                    #expect(first.description.contains(first.identifier))
 
                     let a = origin.url("/hold/a"), b = origin.url("/hold/b"), c = origin.url("/hold/c")
                     #expect(client.pool.cancel(url: a, method: .get, parameters: ["i": 0]) == 1)

@@ -152,6 +152,18 @@ public final class DiskCache: Sendable {
         return nil
     }
 
+    /// Removes the entry for `key` if it has expired; returns whether it did. (Reads hide and
+    /// remove expired entries too; this tells a caller that one was there.)
+    @discardableResult
+    public func removeIfExpired(_ key: String) async throws -> Bool {
+        try await run {
+            let bytes = Self.keyBytes(key)
+            guard let row = try self.index.lookup(bytes), let expires = row.expires, expires <= self.now else { return false }
+            try self.removeKeys([bytes])
+            return true
+        }
+    }
+
     /// What the index holds for `key` (size, dates, expiry, metadata, file), or nil.
     public func entry(forKey key: String) async throws -> Entry? {
         try await run {

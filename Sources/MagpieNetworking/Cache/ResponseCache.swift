@@ -4,7 +4,8 @@ import MagpieSupport
 
 /// Responses kept on disk with an expiry (SJNetworkCacheManager), on a ``DiskCache``.
 ///
-/// Keys are `URL <1F> METHOD <1F> parameters`, with the URL already resolved against the base
+/// Keys are `URL METHOD parameters` separated by single spaces (which a URL and encoded
+/// parameters never contain), with the URL already resolved against the base
 /// URL and the parameters (defaults included) in sorted order, so that "every response for a
 /// URL" and "for a URL and method" are prefix queries on the index. An optional version (the
 /// app's) is stored with each entry; an entry of another version counts as absent and is
@@ -45,7 +46,7 @@ public final class ResponseCache: Sendable {
         self.now = storage.configuration.now
     }
 
-    static let separator = "\u{1F}"
+    static let separator = " "
 
     /// The key of a request: URL, method and parameters.
     public static func key(url: URL, method: HTTPMethod, parameters: Parameters) -> String {
@@ -66,23 +67,39 @@ public final class ResponseCache: Sendable {
         try await storage.setData(entry.body, forKey: key, expires: expires, metadata: try JSONEncoder().encode(metadata))
     }
 
-    /// The fresh entry for `key`, or nil; an expired or other-version entry is removed.
-    public func entry(forKey key: String) async throws -> Entry? {
+    /// What a lookup found.
+    public enum Lookup: Sendable {
+        /// A fresh entry.
+        case fresh(Entry)
+        /// An entry past its expiry; it was removed.
+        case expired
+        /// An entry written under another version (or unreadable); it was removed.
+        case invalid
+        /// Nothing.
+        case absent
+    }
+
+    /// Looks `key` up, removing an expired or other-version entry.
+    public func lookup(_ key: String) async throws -> Lookup {
         guard let info = try await storage.entry(forKey: key) else {
-            // Reading an expired entry through the disk cache removes it.
-            _ = try await storage.data(forKey: key)
-            return nil
+            return try await storage.removeIfExpired(key) ? .expired : .absent
         }
         guard let raw = info.metadata, let metadata = try? JSONDecoder().decode(Metadata.self, from: raw),
               metadata.version == version, let url = URL(string: metadata.url) else {
             try await storage.removeValue(forKey: key)
-            return nil
+            return .invalid
         }
-        guard let body = try await storage.data(forKey: key) else { return nil }
-        return Entry(
+        guard let body = try await storage.data(forKey: key) else { return .expired }
+        return .fresh(Entry(
             status: metadata.status, headers: HeaderFields(metadata.headers.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }),
             body: body, url: url, storedAt: Date(timeIntervalSince1970: metadata.storedAt),
-            expiresAt: metadata.expiresAt.map { Date(timeIntervalSince1970: $0) })
+            expiresAt: metadata.expiresAt.map { Date(timeIntervalSince1970: $0) }))
+    }
+
+    /// The fresh entry for `key`, or nil; an expired or other-version entry is removed.
+    public func entry(forKey key: String) async throws -> Entry? {
+        if case .fresh(let entry) = try await lookup(key) { return entry }
+        return nil
     }
 
     /// The fresh entry for a request.

@@ -205,20 +205,27 @@ public final class NetworkClient: Sendable {
         let started = ContinuousClock.now
 
         if request.loadsCache, let cache = configuration.responseCache {
-            if let entry = try? await cache.entry(forKey: identifier) {
-                log?.debug("loaded from cache", metadata: ["request": "\(redacted(identifier))"])
+            let id = redacted(identifier)
+            switch try? await cache.lookup(identifier) {
+            case .fresh(let entry):
+                log?.debug("loaded from cache", metadata: ["request": "\(id)"])
                 return NetworkResponse(
                     status: entry.status, headers: entry.headers, body: entry.body, url: entry.url, isFromCache: true,
                     identifier: identifier)
+            case .expired:
+                log?.debug("cache expired, clearing", metadata: ["request": "\(id)"])
+            case .invalid:
+                log?.debug("cache written by another version, clearing", metadata: ["request": "\(id)"])
+            case .absent, nil:
+                log?.debug("no cache entry", metadata: ["request": "\(id)"])
             }
-            log?.debug("cache expired or absent, requesting", metadata: ["request": "\(redacted(identifier))"])
         }
 
         var transportRequest = try transportRequest(for: request, url: url, parameters: parameters)
         transportRequest.onUploadProgress = uploadProgress
         for adapter in configuration.adapters { transportRequest = try await adapter.adapt(transportRequest) }
         log?.debug("request", metadata: [
-            "method": "\(request.method)", "url": "\(redacted(url.absoluteString))",
+            "request": "\(redacted(identifier))", "method": "\(request.method)", "url": "\(redacted(url.absoluteString))",
             "parameters": "\(redactedParameters(parameters))", "headers": "\(redactedHeaders(transportRequest.headers))",
         ])
 
@@ -346,7 +353,7 @@ public final class NetworkClient: Sendable {
         for name in configuration.redactedNames.union(["access_token", "token", "password"]) {
             let escaped = ParameterSerialization.escape(name)
             guard let range = result.range(of: escaped + "=") else { continue }
-            let valueEnd = result[range.upperBound...].firstIndex { $0 == "&" || $0 == "\u{1F}" } ?? result.endIndex
+            let valueEnd = result[range.upperBound...].firstIndex { $0 == "&" || $0 == " " } ?? result.endIndex
             result.replaceSubrange(range.upperBound..<valueEnd, with: "<redacted>")
         }
         return result

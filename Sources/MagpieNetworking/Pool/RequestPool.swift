@@ -32,10 +32,10 @@ public final class RequestPool: Sendable {
         /// The stable identifier used in logs and cache keys.
         public var identifier: String
 
+        /// `request https://host/path GET a=1&b=2 [running, no cache]`: the kind, the identifier
+        /// (as in logs and cache keys), the state and the cache settings.
         public var description: String {
-            "\(kind.rawValue) \(method) \(url.absoluteString)"
-                + (parameters.isEmpty ? "" : " \(ParameterSerialization.query(parameters))")
-                + " [\(state.rawValue), \(cacheSettings)]"
+            "\(kind.rawValue) \(identifier.trimmingCharacters(in: .whitespaces)) [\(state.rawValue), \(cacheSettings)]"
         }
     }
 
