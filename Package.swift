@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "MagpieImage", targets: ["MagpieImage"]),
         .library(name: "MagpieCache", targets: ["MagpieCache"]),
         .library(name: "MagpieNetworking", targets: ["MagpieNetworking"]),
+        .library(name: "Magpie", targets: ["Magpie"]),
+        .library(name: "MagpieBinding", targets: ["MagpieBinding"]),
         .executable(name: "magpie", targets: ["MagpieCLI"]),
     ],
     dependencies: [
@@ -28,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
     ],
     targets: [
         // System C libraries, installed by scripts/install-system-deps.sh.
@@ -75,10 +78,22 @@ let package = Package(
             name: "MagpieImage",
             dependencies: ["MagpieSupport", "CImageShims", "CImageKernels", "CJPEG", "CPNG", "CGIF", "CWebP"],
             swiftSettings: swiftSettings),
+        .target(
+            name: "Magpie",
+            dependencies: [
+                "MagpieImage", "MagpieCache", "MagpieNetworking", "MagpieSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: swiftSettings),
+        .target(
+            name: "MagpieBinding",
+            dependencies: ["Magpie", "MagpieImage", "MagpieSupport"],
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "MagpieCLI",
             dependencies: [
-                "MagpieImage", "MagpieCache", "MagpieNetworking", "MagpieSupport",
+                "Magpie", "MagpieImage", "MagpieCache", "MagpieNetworking", "MagpieSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -108,6 +123,14 @@ let package = Package(
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "Hummingbird", package: "hummingbird"),
                            .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MagpieTests",
+            dependencies: ["Magpie", "MagpieImage", "MagpieCache", "MagpieNetworking", "MagpieSupport", "MagpieTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "MagpieBindingTests",
+            dependencies: ["MagpieBinding", "Magpie", "MagpieImage", "MagpieSupport", "MagpieTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MagpieCLITests",
