@@ -154,6 +154,7 @@ extension ImagePipeline {
             job.finish(.failure(error))
         case .success(let decoded):
             do {
+                if transform != nil { counts.withLock { $0.processings += 1 } }
                 let image = try await work.run { try transform?(decoded.image) ?? decoded.image }
                 cache?.memory?.setValue(image, forKey: key, cost: image.cost)
                 if transformed && useDisk, let cache {
@@ -209,6 +210,7 @@ extension ImagePipeline {
             job.finish(.failure(error))
         case .success(let fetched):
             let started = ContinuousClock.now
+            counts.withLock { $0.decodes += 1 }
             do {
                 let budget = configuration.scaleDownBudget
                 let thumbnail = request.thumbnail
@@ -303,9 +305,9 @@ extension ImagePipeline {
         job.observePriority { [slots] priority in slots.setPriority(priority, for: token) }
         try await slots.acquire(token: token, priority: job.priority)
         defer { slots.release() }
-        let counts = options.contains(.showNetworkActivity) ? configuration.activity : nil
-        counts?.increment()
-        defer { counts?.decrement() }
+        let activity = options.contains(.showNetworkActivity) ? configuration.activity : nil
+        activity?.increment()
+        defer { activity?.decrement() }
 
         var transport = TransportRequest(url: url)
         transport.headers = headers(for: request)
@@ -320,6 +322,7 @@ extension ImagePipeline {
             if let lastModified = metadata.lastModified { transport.headers["If-Modified-Since"] = lastModified }
         }
 
+        self.counts.withLock { $0.downloads += 1 }
         let response = try await configuration.transport.send(transport)
         responseReceived(url, status: response.status)
         if response.status == 304 {

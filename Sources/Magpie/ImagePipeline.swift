@@ -91,6 +91,20 @@ public final class ImagePipeline: Sendable {
     private let events = EventBroadcaster()
     private let ids = LockedValue(0)
     let metrics = PipelineMetrics()
+    let counts = LockedValue(Statistics())
+
+    /// What the pipeline has done since it was made.
+    public struct Statistics: Sendable, Hashable {
+        /// Requests sent over the network.
+        public var downloads = 0
+        /// Full decodes (previews not counted).
+        public var decodes = 0
+        /// Processor runs on final images.
+        public var processings = 0
+    }
+
+    /// What the pipeline has done since it was made.
+    public var statistics: Statistics { counts.value }
 
     /// A pipeline with `configuration`.
     public init(configuration: Configuration = .init()) {

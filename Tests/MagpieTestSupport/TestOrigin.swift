@@ -222,7 +222,9 @@ public final class TestOrigin: Sendable {
         router.get("/file/:name") { request, context -> Response in
             guard let file = state.value.files[context.parameters.get("name") ?? ""] else { return text(.notFound, "no such file") }
             let pace = Int(query(request, "pace") ?? "").map { (delay: $0, chunk: Int(query(request, "chunk") ?? "") ?? 65_536) }
-            return serve(file, request: request, dropAt: nil, pace: pace)
+            var response = serve(file, request: request, dropAt: nil, pace: pace, state: state)
+            if let maxAge = query(request, "maxAge") { response.headers[.cacheControl] = "max-age=\(maxAge)" }
+            return response
         }
         router.head("/file/:name") { request, context -> Response in
             guard let file = state.value.files[context.parameters.get("name") ?? ""] else { return text(.notFound, "no such file") }
@@ -322,7 +324,9 @@ public final class TestOrigin: Sendable {
     }
 
     /// A file with ETag, Last-Modified, Range and If-Range; optionally cut after `dropAt` of the body.
-    private static func serve(_ file: File, request: Request, dropAt: Double?, pace: (delay: Int, chunk: Int)? = nil) -> Response {
+    private static func serve(
+        _ file: File, request: Request, dropAt: Double?, pace: (delay: Int, chunk: Int)? = nil, state: LockedValue<State>? = nil
+    ) -> Response {
         var headers: HTTPFields = [.eTag: file.etag, .lastModified: file.lastModified, .acceptRanges: "bytes",
                                    .contentType: "application/octet-stream"]
         if let match = request.headers[.ifNoneMatch], match == file.etag {
@@ -348,12 +352,23 @@ public final class TestOrigin: Sendable {
         if let pace {
             // Sent in chunks `pace.delay` ms apart, for transfers that must still be running when a test acts.
             return Response(status: status, headers: headers, body: ResponseBody(contentLength: slice.count) { writer in
+                // Counts paced transfers in flight (and the most at once), and those the client closed.
+                state?.withLock { state in
+                    state.counters["paced-active", default: 0] += 1
+                    state.counters["paced-max"] = max(state.counters["paced-max"] ?? 0, state.counters["paced-active"] ?? 0)
+                }
+                defer { state?.withLock { $0.counters["paced-active", default: 0] -= 1 } }
                 var offset = slice.startIndex
-                while offset < slice.endIndex {
-                    let end = min(offset + pace.chunk, slice.endIndex)
-                    try await writer.write(ByteBuffer(bytes: slice[offset..<end]))
-                    offset = end
-                    try await Task.sleep(for: .milliseconds(pace.delay))
+                do {
+                    while offset < slice.endIndex {
+                        let end = min(offset + pace.chunk, slice.endIndex)
+                        try await writer.write(ByteBuffer(bytes: slice[offset..<end]))
+                        offset = end
+                        try await Task.sleep(for: .milliseconds(pace.delay))
+                    }
+                } catch {
+                    state?.withLock { $0.counters["paced-closed", default: 0] += 1 }
+                    throw error
                 }
                 try await writer.finish(nil)
             })
