@@ -203,25 +203,28 @@ static void mg_png_write(png_structp png, png_bytep data, size_t count) {
 static void mg_png_flush(png_structp png) { (void)png; }
 
 static int mg_png_encode_run(struct mg_png_encoder *e, const uint8_t *pixels, uint32_t width, uint32_t height,
-                             size_t stride, int channels, int level, const uint8_t *exif, size_t exif_length) {
+                             size_t stride, int channels, int level, int interlaced, const uint8_t *exif, size_t exif_length) {
     if (setjmp(png_jmpbuf(e->png))) return -1;
     png_set_write_fn(e->png, e, mg_png_write, mg_png_flush);
     int color_type = channels == 1 ? PNG_COLOR_TYPE_GRAY
                    : channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_RGB_ALPHA;
-    png_set_IHDR(e->png, e->info, width, height, 8, color_type, PNG_INTERLACE_NONE,
+    png_set_IHDR(e->png, e->info, width, height, 8, color_type, interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_set_compression_level(e->png, level);
 #ifdef PNG_eXIf_SUPPORTED
     if (exif && exif_length > 0) png_set_eXIf_1(e->png, e->info, (png_uint_32)exif_length, (png_bytep)exif);
 #endif
     png_write_info(e->png, e->info);
-    for (uint32_t y = 0; y < height; y++) png_write_row(e->png, (png_const_bytep)(pixels + (size_t)y * stride));
+    // With Adam7, libpng picks each pass's pixels out of full rows: every row once per pass.
+    int passes = interlaced ? png_set_interlace_handling(e->png) : 1;
+    for (int pass = 0; pass < passes; pass++)
+        for (uint32_t y = 0; y < height; y++) png_write_row(e->png, (png_const_bytep)(pixels + (size_t)y * stride));
     png_write_end(e->png, NULL);
     return 0;
 }
 
 int mg_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int channels,
-                  int level, const uint8_t *exif, size_t exif_length,
+                  int level, int interlaced, const uint8_t *exif, size_t exif_length,
                   uint8_t **output, size_t *output_length, char *message) {
     *output = NULL;
     *output_length = 0;
@@ -244,7 +247,7 @@ int mg_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t
     }
     if (level < 0) level = 0;
     if (level > 9) level = 9;
-    int result = mg_png_encode_run(e, pixels, width, height, stride, channels, level, exif, exif_length);
+    int result = mg_png_encode_run(e, pixels, width, height, stride, channels, level, interlaced, exif, exif_length);
     if (result == 0) {
         *output = e->buffer;
         *output_length = e->length;

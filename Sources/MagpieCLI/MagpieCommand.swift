@@ -12,7 +12,7 @@ struct MagpieCommand: AsyncParsableCommand {
             Exit status: 0 on success, 1 when any input failed, 2 for a usage error.
             """,
         version: "0.1.0",
-        subcommands: [Info.self, Convert.self, Thumbnail.self, CacheCommand.self, Download.self, Request.self, Upload.self, Samples.self, DecodeBenchmark.self, ProcessBenchmark.self, CacheBenchmark.self])
+        subcommands: [Info.self, Convert.self, Thumbnail.self, CacheCommand.self, Fetch.self, Demo.self, Download.self, Request.self, Upload.self, Samples.self, DecodeBenchmark.self, ProcessBenchmark.self, CacheBenchmark.self])
 
     /// Parses and runs a subcommand; usage errors exit with status 2 (not ArgumentParser's 64).
     static func main() async {

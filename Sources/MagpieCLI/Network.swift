@@ -177,12 +177,24 @@ final class ProgressMeter: Sendable {
         self.interactive = interactive
     }
 
-    func update(_ progress: TransferProgress) {
+    /// Shows `progress`: bytes by default, or a count of `unit` ("3/10 images").
+    func update(_ progress: TransferProgress, unit: String? = nil) {
         guard enabled else { return }
         let now = ContinuousClock.now
         let line = state.withLock { state -> String? in
             if state.firstCompleted == nil { state.firstCompleted = progress.completed }
             let done = progress.expected >= 0 && progress.completed >= progress.expected
+            if let unit {
+                if interactive {
+                    guard done || now - state.lastDraw >= .milliseconds(100) else { return nil }
+                    state.lastDraw = now
+                    state.drawn = true
+                    let width = 30, filled = Int(progress.fraction * Double(width))
+                    return "\r[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+                        + "] \(progress.completed)/\(progress.expected) \(unit)\u{1B}[K"
+                }
+                return nil  // counts are not worth a line each when not on a terminal
+            }
             if interactive {
                 guard done || now - state.lastDraw >= .milliseconds(100) else { return nil }
                 state.lastDraw = now

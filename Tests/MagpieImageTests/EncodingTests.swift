@@ -40,6 +40,20 @@ struct EncodingTests {
         #expect(decoded.bitmap == image.bitmap)
     }
 
+    @Test("Interlaced PNG is flagged Adam7 and decodes to the same pixels, whole and in pieces", arguments: [PixelFormat.gray8, .rgb8, .rgba8])
+    func interlacedPNG(_ format: PixelFormat) throws {
+        let source = try Fixtures.data("png/pillow-rgba.png")
+        let image = Image(bitmap: try Image(data: source).bitmap.converted(to: format))
+        let encoded = try image.encoded(using: .png(interlaced: true))
+        #expect(encoded[28] == 1)  // IHDR interlace method: Adam7
+        #expect(try Image(data: encoded).bitmap == image.bitmap)
+        let decoder = IncrementalImageDecoder(configuration: .init(minimumPreviewInterval: .zero))
+        for offset in stride(from: 0, to: encoded.count, by: 512) {
+            try decoder.append(encoded.subdata(in: offset..<min(offset + 512, encoded.count)))
+        }
+        #expect(try decoder.finish().bitmap == image.bitmap)
+    }
+
     @Test("WebP: lossless is exact, lossy is close, alpha survives")
     func webp() throws {
         let rgba = try Image(data: Fixtures.data("png/pillow-rgba.png"))

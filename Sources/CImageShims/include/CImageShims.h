@@ -178,10 +178,11 @@ const char *mg_png_stream_message(const mg_png_stream *stream);
 
 // MARK: - PNG encoding
 
-/// Encodes 1, 3 or 4 channel pixels (4: straight alpha) with zlib `level` 0...9.
+/// Encodes 1, 3 or 4 channel pixels (4: straight alpha) with zlib `level` 0...9, Adam7
+/// interlaced when `interlaced` is non-zero.
 /// On success `*output` is a malloc'd buffer the caller frees with mg_free.
 int mg_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride, int channels,
-                  int level, const uint8_t *_Nullable exif, size_t exif_length,
+                  int level, int interlaced, const uint8_t *_Nullable exif, size_t exif_length,
                   uint8_t *_Nullable *_Nonnull output, size_t *output_length, char *message);
 
 #pragma clang assume_nonnull end

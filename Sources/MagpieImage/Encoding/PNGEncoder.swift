@@ -9,8 +9,13 @@ extension ImageEncoders {
         /// zlib's compression level, 0 (none, fastest) to 9 (smallest). 6 by default.
         public var compressionLevel: Int
 
-        /// An encoder with the given level.
-        public init(compressionLevel: Int = 6) {
+        /// Adam7 interlacing: a decoder can show a coarse whole picture after 1/64 of the data.
+        /// `false` by default.
+        public var interlaced = false
+
+        /// An encoder with the given level and interlacing.
+        public init(compressionLevel: Int = 6, interlaced: Bool = false) {
+            self.interlaced = interlaced
             self.compressionLevel = compressionLevel
         }
 
@@ -30,7 +35,7 @@ extension ImageEncoders {
                 return exif.withUnsafeBufferPointer { exifBytes in
                     mg_png_encode(
                         base, UInt32(bitmap.width), UInt32(bitmap.height), bitmap.bytesPerRow,
-                        Int32(bitmap.format.channels), Int32(compressionLevel),
+                        Int32(bitmap.format.channels), Int32(compressionLevel), interlaced ? 1 : 0,
                         exifBytes.baseAddress, exifBytes.count, &output, &length, &message)
                 }
             }
@@ -44,7 +49,7 @@ extension ImageEncoders {
 
 extension ImageEncoding where Self == ImageEncoders.PNG {
     /// A PNG encoder.
-    public static func png(compressionLevel: Int = 6) -> ImageEncoders.PNG {
-        ImageEncoders.PNG(compressionLevel: compressionLevel)
+    public static func png(compressionLevel: Int = 6, interlaced: Bool = false) -> ImageEncoders.PNG {
+        ImageEncoders.PNG(compressionLevel: compressionLevel, interlaced: interlaced)
     }
 }
