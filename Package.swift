@@ -138,7 +138,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MagpieCLITests",
-            dependencies: ["MagpieTestSupport", "MagpieCLI", "MagpieCache",
+            dependencies: ["MagpieTestSupport", "MagpieCLI", "MagpieCache", "MagpieImage",
                            .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings),
     ]
