@@ -39,5 +39,16 @@ let package = Package(
             ],
             path: "Benchmarks/NetworkBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
+        .executableTarget(
+            name: "PipelineBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Magpie", package: "Magpie"),
+                .product(name: "MagpieCache", package: "Magpie"),
+                .product(name: "MagpieImage", package: "Magpie"),
+                .product(name: "MagpieNetworking", package: "Magpie"),
+            ],
+            path: "Benchmarks/PipelineBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]),
     ]
 )

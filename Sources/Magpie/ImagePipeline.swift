@@ -6,6 +6,7 @@ public import MagpieNetworking
 import MagpieSupport
 import CoreMetrics
 import Metrics
+import Synchronization
 
 /// Turns a URL into a ready image: from memory, disk or the network, shared between every
 /// caller that asks for the same thing, cancellable per caller, with progress and progressive
@@ -173,6 +174,9 @@ public final class ImagePipeline: Sendable {
     /// The key of the processed image in the caches: the cache key plus the transformation.
     public func processedKey(for request: ImageRequest) -> String {
         let transform = transformIdentifier(for: request)
+        if transform.isEmpty && request.thumbnail == nil && request.options.isDisjoint(with: [.ignoreAnimatedImage, .scaleDownLargeImages]) {
+            return cacheKey(for: request)
+        }
         var key = cacheKey(for: request)
         if !transform.isEmpty { key += "#" + transform }
         if let thumbnail = request.thumbnail { key += "#thumbnail(\(thumbnail.resize.identifier))" }
@@ -203,9 +207,21 @@ public final class ImagePipeline: Sendable {
 
     // MARK: - Loading
 
-    /// Loads the image of `request`.
+    /// Loads the image of `request`. A memory hit returns at once, without making a task
+    /// (it is counted in the metrics; it makes events only while someone listens).
     public func image(for request: ImageRequest) async throws -> Image {
-        try await imageTask(with: request).image
+        if !events.hasListeners, let image = memoryHit(request) {
+            metrics.finished(source: .memory)
+            return image
+        }
+        return try await imageTask(with: request).image
+    }
+
+    /// The processed image of `request` in memory, when the request may use it.
+    func memoryHit(_ request: ImageRequest) -> Image? {
+        guard let memory = configuration.imageCache?.memory, request.url != nil,
+              request.options.isDisjoint(with: [.refreshCache, .ignoreImageDecoding]) else { return nil }
+        return memory.value(forKey: processedKey(for: request))
     }
 
     /// Loads the image of a URL.
@@ -345,6 +361,10 @@ public enum ImagePipelineEvent: Sendable {
 final class EventBroadcaster: Sendable {
     private let streams = LockedValue<[Int: AsyncStream<ImagePipelineEvent>.Continuation]>([:])
     private let ids = LockedValue(0)
+    private let listeners = Atomic<Int>(0)
+
+    /// Whether any stream is open (read without a lock, for the memory-hit fast path).
+    var hasListeners: Bool { listeners.load(ordering: .relaxed) > 0 }
 
     func stream() -> AsyncStream<ImagePipelineEvent> {
         AsyncStream(bufferingPolicy: .bufferingNewest(10_000)) { continuation in
@@ -353,7 +373,11 @@ final class EventBroadcaster: Sendable {
                 return value
             }
             streams.withLock { $0[id] = continuation }
-            continuation.onTermination = { [weak self] _ in self?.streams.withLock { _ = $0.removeValue(forKey: id) } }
+            listeners.add(1, ordering: .relaxed)
+            continuation.onTermination = { [weak self] _ in
+                guard let self else { return }
+                if self.streams.withLock({ $0.removeValue(forKey: id) }) != nil { self.listeners.subtract(1, ordering: .relaxed) }
+            }
         }
     }
 
