@@ -39,7 +39,7 @@ struct TransportTests {
                 let response = try await transport.send(TransportRequest(url: origin.url("/trickle/10000000?chunk=1000&delay=5")))
                 for try await chunk in response.body { received.withLock { $0 += chunk.count } }
             }
-            #expect(await eventually { received.value > 0 })
+            #expect(await eventually(30) { received.value > 0 })
             task.cancel()
             let outcome = await task.result
             #expect(throws: NetworkError.self) { try outcome.get() }

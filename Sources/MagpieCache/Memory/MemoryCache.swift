@@ -1,4 +1,4 @@
-public import Synchronization
+public import MagpieSupport
 
 /// A thread-safe, least-recently-used cache in memory, with limits on total cost, count and
 /// age (YYMemoryCache, AFAutoPurgingImageCache, NSCache).
@@ -63,7 +63,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// An entry's place in the recency list and its bookkeeping: not generic, so the list
     /// operations on a hit touch only plain integers.
     @usableFromInline
-    struct Link {
+    struct Link: Sendable {
         @usableFromInline var previous: Int  // towards the most recent; -1 at the head
         @usableFromInline var next: Int      // towards the least recent; -1 at the tail
         @usableFromInline var cost: Int
@@ -79,7 +79,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     @usableFromInline
-    struct State {
+    struct State: Sendable {
         @usableFromInline var configuration: Configuration
         @usableFromInline var index: [Key: Int] = [:]
         @usableFromInline var links: [Link] = []
@@ -95,7 +95,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
-    @usableFromInline let state: Mutex<State>
+    @usableFromInline let state: LockedValue<State>
     @usableFromInline let now: @Sendable () -> Duration
 
     /// A cache with `configuration`, aging entries by the continuous clock.
@@ -105,7 +105,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// A cache whose ages are measured by `clock` (tests pass a manual one).
     public init<C: Clock>(configuration: Configuration = .init(), clock: C) where C.Duration == Duration {
-        state = Mutex(State(configuration: configuration))
+        state = LockedValue(State(configuration: configuration))
         let start = clock.now
         now = { start.duration(to: clock.now) }
     }

@@ -430,7 +430,7 @@ public final class DownloadManager: Sendable {
     private func finish(_ task: DownloadTask, bytes: Int64, resumedFrom: Int64, restarts: Int) throws -> DownloadResult {
         let files = task.files
         if !FileManager.default.fileExists(atPath: files.partial.path) {
-            FileManager.default.createFile(atPath: files.partial.path, contents: nil)  // an empty body
+            _ = FileManager.default.createFile(atPath: files.partial.path, contents: nil)  // an empty body
         }
         if rename(files.partial.path, task.destination.path) != 0 {
             // Another file system (a separate resume directory): copy, then remove.

@@ -1,5 +1,4 @@
 import MagpieSupport
-import Synchronization
 
 /// Counts requests in flight and tells when the network turns active or idle
 /// (AFNetworkActivityIndicatorManager, YYWebImage's indicator) for whatever UI or metric wants it.
@@ -22,7 +21,7 @@ public final class NetworkActivity: Sendable {
         var nextID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let delay: Duration
     private let elapsed: @Sendable () -> Duration
     private let sleepUntil: @Sendable (Duration) async throws -> Void
