@@ -59,8 +59,13 @@ final class Corpus: @unchecked Sendable {  // set up once in Benchmark.setup, th
         let file = directory.appendingPathComponent("nginx.conf")
         try config.write(to: file, atomically: true, encoding: .utf8)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        process.arguments = ["-c", file.path, "-p", directory.path]
+        // Through python's execv after closing every inherited descriptor: nginx must not hold the
+        // benchmark plugin's pipes, or a crashed run would leave the plugin waiting forever.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c", "import os, sys; os.closerange(3, 65536); os.execv('/usr/sbin/nginx', ['nginx'] + sys.argv[1:])",
+            "-c", file.path, "-p", directory.path,
+        ]
         process.standardError = FileHandle.nullDevice
         try process.run()
         server = process
@@ -76,7 +81,31 @@ final class Corpus: @unchecked Sendable {  // set up once in Benchmark.setup, th
     }
 }
 
-let hitsPerIteration = 100_000
+/// Runs a program found on PATH (the Python that has Pillow) and waits for it with posix_spawnp
+/// and waitpid. Foundation's Process never
+/// noticed the Python peer exiting inside the benchmark runner (it stayed a zombie), so the
+/// peer is started without it.
+func spawnAndWait(_ path: String, _ arguments: [String]) throws -> Int32 {
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    var pid: pid_t = 0
+    let result = posix_spawnp(&pid, path, &actions, nil, argv, environ)
+    guard result == 0 else { throw PeerFailure(message: "posix_spawn: \(String(cString: strerror(result)))") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 {
+        guard errno == EINTR else { throw PeerFailure(message: "waitpid: \(String(cString: strerror(errno)))") }
+    }
+    return status
+}
+
+struct PeerFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { "peer_pipeline.py failed: \(message)" }
+}
 
 let benchmarks: @Sendable () -> Void = {
     let corpus = Corpus.shared
@@ -157,13 +186,8 @@ let benchmarks: @Sendable () -> Void = {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/peer_pipeline.py")
         for _ in benchmark.scaledIterations {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = [script.path] + corpus.urls.map(\.absoluteString)
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            precondition(process.terminationStatus == 0, "peer_pipeline.py failed")
+            let status = try spawnAndWait("python3", [script.path] + corpus.urls.map(\.absoluteString))
+            guard status == 0 else { throw PeerFailure(message: "exit status \(status)") }
         }
     }
 }
