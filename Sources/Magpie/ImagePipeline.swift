@@ -107,9 +107,16 @@ public final class ImagePipeline: Sendable {
     /// What the pipeline has done since it was made.
     public var statistics: Statistics { counts.value }
 
+    /// The memory tier, and whether keys need neither the cache-key filter nor the shared
+    /// transform: read once, so a memory hit touches no configuration.
+    private let memoryTier: MemoryCache<String, Image>?
+    private let plainKeys: Bool
+
     /// A pipeline with `configuration`.
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
+        memoryTier = configuration.imageCache?.memory
+        plainKeys = configuration.cacheKeyFilter == nil && configuration.sharedTransform == nil
         slots = DownloadSlots(limit: configuration.maxConcurrentDownloads, order: configuration.order)
         work = WorkQueue(width: configuration.decodingWidth)
     }
@@ -160,7 +167,8 @@ public final class ImagePipeline: Sendable {
     public func cacheKey(for request: ImageRequest) -> String {
         if let key = request.cacheKey { return key }
         guard let url = request.url else { return "" }
-        return configuration.cacheKeyFilter?(url) ?? url.absoluteString
+        if let filter = configuration.cacheKeyFilter { return filter(url) }
+        return request.urlString ?? url.absoluteString
     }
 
     /// The headers `request` is sent with: the configuration's, the request's, then the filter.
@@ -210,7 +218,7 @@ public final class ImagePipeline: Sendable {
     /// Loads the image of `request`. A memory hit returns at once, without making a task
     /// (it is counted in the metrics; it makes events only while someone listens).
     public func image(for request: ImageRequest) async throws -> Image {
-        if !events.hasListeners, let image = memoryHit(request) {
+        if memoryTier != nil, !events.hasListeners, let image = memoryHit(request) {
             metrics.finished(source: .memory)
             return image
         }
@@ -219,8 +227,12 @@ public final class ImagePipeline: Sendable {
 
     /// The processed image of `request` in memory, when the request may use it.
     func memoryHit(_ request: ImageRequest) -> Image? {
-        guard let memory = configuration.imageCache?.memory, request.url != nil,
+        guard let memory = memoryTier, let urlString = request.urlString,
               request.options.isDisjoint(with: [.refreshCache, .ignoreImageDecoding]) else { return nil }
+        if plainKeys && request.processors.isEmpty && request.thumbnail == nil
+            && request.options.isDisjoint(with: [.ignoreAnimatedImage, .scaleDownLargeImages]) {
+            return memory.value(forKey: request.cacheKey ?? urlString)
+        }
         return memory.value(forKey: processedKey(for: request))
     }
 

@@ -49,7 +49,11 @@ public struct ImageOptions: OptionSet, Sendable, Hashable {
 /// What to load and how.
 public struct ImageRequest: Sendable {
     /// The image's URL: http, https or file. Nil fails at once.
-    public var url: URL?
+    public var url: URL? {
+        didSet { urlString = url?.absoluteString }
+    }
+    /// The URL's absolute string, made once: it is the default cache key, read on every lookup.
+    private(set) var urlString: String?
     /// Applied in order after decoding; the result is cached under the cache key plus their
     /// identifiers. Empty: the configuration's shared transform, if any, applies.
     public var processors: [any ImageProcessing]
@@ -72,6 +76,7 @@ public struct ImageRequest: Sendable {
         options: ImageOptions = [], cacheKey: String? = nil, headers: [String: String] = [:]
     ) {
         self.url = url
+        self.urlString = url?.absoluteString
         self.processors = processors
         self.thumbnail = thumbnail
         self.priority = options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : priority

@@ -434,4 +434,19 @@ struct ImageCacheTests {
         let bytes = try #require(try await cache.data(forKey: "b"))
         #expect(ImageFormat.sniff(bytes) == .jpeg)
     }
+
+    @Test("The default cache key follows a request's URL when it is changed after init")
+    func keyFollowsChangedURL() async throws {
+        let memory = MemoryCache<String, Image>()
+        var configuration = ImagePipeline.Configuration()
+        configuration.imageCache = ImageCache(memory: memory, disk: nil)
+        let pipeline = ImagePipeline(configuration: configuration)
+        let image = Image(bitmap: try Bitmap(width: 1, height: 1, format: .rgb8, pixels: [1, 2, 3]))
+        memory.setValue(image, forKey: "file:///nowhere/second.png", cost: image.cost)
+        var request = ImageRequest(url: URL(string: "file:///nowhere/first.png"))
+        request.url = URL(string: "file:///nowhere/second.png")
+        #expect(pipeline.cacheKey(for: request) == "file:///nowhere/second.png")
+        let hit = try await pipeline.image(for: request)
+        #expect(hit.bitmap.pixels == [1, 2, 3])
+    }
 }
