@@ -92,8 +92,20 @@ func spawnAndWait(_ path: String, _ arguments: [String]) throws -> Int32 {
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    // The runner's threads block most signals and ignore SIGPIPE; a child inherits both, and
+    // Python's Pool then never sees the SIGTERM that ends its workers. Start it clean.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    let result = posix_spawnp(&pid, path, &actions, nil, argv, environ)
+    let result = posix_spawnp(&pid, path, &actions, &attributes, argv, environ)
     guard result == 0 else { throw PeerFailure(message: "posix_spawn: \(String(cString: strerror(result)))") }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) == -1 {
@@ -112,7 +124,7 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark.setup = { try corpus.prepare() }
     Benchmark.teardown = { corpus.stop() }
 
-    let hits = Benchmark.Configuration(metrics: [.wallClock, .throughput], scalingFactor: .kilo, maxDuration: .seconds(3), maxIterations: 50)
+    let hits = Benchmark.Configuration(metrics: [.wallClock, .throughput, .mallocCountTotal], scalingFactor: .kilo, maxDuration: .seconds(3), maxIterations: 50)
     let slow = Benchmark.Configuration(metrics: [.wallClock, .throughput], maxDuration: .seconds(60), maxIterations: 5)
 
     // Memory hits: the raw cache against the pipeline's async API on the same key.
