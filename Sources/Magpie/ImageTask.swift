@@ -70,6 +70,10 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
         var waiters: [CheckedContinuation<ImageResponse, any Error>] = []
         var lastProgress: TransferProgress?
         var nextStream = 0
+        /// Preview callbacks running now; the final callback waits for them (it is then made by
+        /// the last one to return), so no preview ever reaches the callback after the end.
+        var previewsInFlight = 0
+        var pendingCompletion: ImageTaskResult?
     }
 
     private let inner: LockedValue<Inner>
@@ -189,19 +193,40 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
     }
 
     func preview(_ image: Image) {
+        let counted = callbacks.completion != nil
         let streams = inner.withLock { inner -> [AsyncStream<Image>.Continuation]? in
             guard inner.state == .running else { return nil }
+            if counted { inner.previewsInFlight += 1 }
             return Array(inner.previewStreams.values)
         }
         guard let streams else { return }
         for stream in streams { stream.yield(image) }
-        callbacks.completion?(ImageTaskResult(stage: .progress, image: image, url: request.url))
+        guard let completion = callbacks.completion else { return }
+        completion(ImageTaskResult(stage: .progress, image: image, url: request.url))
+        let pending = inner.withLock { inner -> ImageTaskResult? in
+            inner.previewsInFlight -= 1
+            guard inner.previewsInFlight == 0 else { return nil }
+            defer { inner.pendingCompletion = nil }
+            return inner.pendingCompletion
+        }
+        if let pending { completion(pending) }
     }
 
     /// Ends the task with `result`; only the first call has an effect.
     func complete(_ result: Result<ImageResponse, ImagePipelineError>) {
+        let final: ImageTaskResult? = callbacks.completion == nil ? nil : {
+            switch result {
+            case .success(let response):
+                ImageTaskResult(
+                    stage: .finished, image: response.image, data: response.data, url: response.url, source: response.source,
+                    status: response.status, headers: response.headers)
+            case .failure(let error):
+                ImageTaskResult(stage: error.kind == .cancelled ? .cancelled : .finished, url: request.url, error: error)
+            }
+        }()
         let ended = inner.withLock { inner -> (detach: (@Sendable () -> Void)?, waiters: [CheckedContinuation<ImageResponse, any Error>],
-                                               progress: [AsyncStream<TransferProgress>.Continuation], previews: [AsyncStream<Image>.Continuation])? in
+                                               progress: [AsyncStream<TransferProgress>.Continuation], previews: [AsyncStream<Image>.Continuation],
+                                               deferred: Bool)? in
             guard inner.result == nil else { return nil }
             inner.result = result
             if case .failure(let error) = result, error.kind == .cancelled {
@@ -209,6 +234,8 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
             } else {
                 inner.state = .completed
             }
+            let deferred = inner.previewsInFlight > 0
+            if deferred { inner.pendingCompletion = final }
             defer {
                 inner.waiters = []
                 inner.progressStreams = [:]
@@ -216,23 +243,14 @@ public final class ImageTask: Sendable, Hashable, CustomStringConvertible {
                 inner.detach = nil
                 inner.prioritize = nil
             }
-            return (inner.detach, inner.waiters, Array(inner.progressStreams.values), Array(inner.previewStreams.values))
+            return (inner.detach, inner.waiters, Array(inner.progressStreams.values), Array(inner.previewStreams.values), deferred)
         }
         guard let ended else { return }
         ended.detach?()
         for stream in ended.progress { stream.finish() }
         for stream in ended.previews { stream.finish() }
         onEnd(self, result)
-        if let completion = callbacks.completion {
-            switch result {
-            case .success(let response):
-                completion(ImageTaskResult(
-                    stage: .finished, image: response.image, data: response.data, url: response.url, source: response.source,
-                    status: response.status, headers: response.headers))
-            case .failure(let error):
-                completion(ImageTaskResult(stage: error.kind == .cancelled ? .cancelled : .finished, url: request.url, error: error))
-            }
-        }
+        if !ended.deferred, let final { callbacks.completion?(final) }
         for waiter in ended.waiters { waiter.resume(with: result.mapError { $0 as any Error }) }
     }
 }

@@ -65,6 +65,8 @@ public final class ImageBinder {
         var url: URL?
         var task: ImageTask?
         var generation: Int
+        /// The final image was shown: a preview still on its way to the main actor is dropped.
+        var finished = false
     }
 
     /// The pipeline loads go through.
@@ -135,14 +137,18 @@ public final class ImageBinder {
         _ result: ImageTaskResult, key: Key, generation: Int, binding: BindingOptions,
         transition: ImageTransition, completion: (@MainActor (ImageTaskResult) -> Void)?
     ) {
-        let target = bindings[key].flatMap { $0.generation == generation ? $0.target : nil }
+        let current = bindings[key].flatMap { $0.generation == generation ? $0 : nil }
+        let target = current?.target
         switch result.stage {
         case .progress:
-            if let target, !binding.contains(.avoidSetImage), let image = result.image { target.display(image, transition: .none) }
+            if let target, current?.finished == false, !binding.contains(.avoidSetImage), let image = result.image {
+                target.display(image, transition: .none)
+            }
         case .finished:
             if let target {
                 if !binding.contains(.avoidSetImage), let image = result.image { target.display(image, transition: transition) }
                 bindings[key]?.task = nil
+                bindings[key]?.finished = true
             }
             completion?(result)
         case .cancelled:

@@ -324,6 +324,29 @@ struct PipelineCacheTests {
         }
     }
 
+    @Test("No preview callback comes after the final one, even when preview callbacks are slow")
+    func previewsBeforeEnd() async throws {
+        try await withPipeline(configure: { $0.previewInterval = .zero }) { pipeline, origin, _ in
+            origin.setFile("q", try TestImages.jpeg(width: 800, height: 600, progressive: true), etag: "q")
+            for round in 0..<4 {
+                let log = CallbackLog()
+                let request = ImageRequest(url: origin.url("/file/q?pace=5&chunk=8192&round=\(round)"),
+                                           processors: [.resize(width: 80)],
+                                           options: .progressive)
+                pipeline.loadImage(with: request) { result in
+                    if result.stage == .progress { usleep(30_000) }  // a slow consumer: the end arrives meanwhile
+                    log.record(result)
+                }
+                #expect(await eventually { log.ends.count == 1 })
+                try await Task.sleep(for: .milliseconds(100))  // previews still on their way would land now
+                let stages = log.results.value.map(\.stage)
+                #expect(stages.last == .finished)
+                #expect(stages.filter { $0 != .progress }.count == 1)
+                #expect(log.ends.first?.image?.width == 80)
+            }
+        }
+    }
+
     @Test("A missing or invalid URL fails at once and starts nothing")
     func invalidURL() async throws {
         try await withPipeline { pipeline, origin, _ in
