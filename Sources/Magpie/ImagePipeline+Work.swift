@@ -274,15 +274,41 @@ extension ImagePipeline {
         }
     }
 
+    /// Reads a local file, at most `limit` bytes (the response-size limit holds for files too:
+    /// a file URL may name /dev/zero or a file still growing).
+    static func readFile(_ url: URL, limit: Int64?) throws(ImagePipelineError) -> Data {
+        let path = url.path
+        func failure(_ what: String) -> ImagePipelineError {
+            ImagePipelineError(.fileFailed, url: url, "cannot read \(path): \(what)")
+        }
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw failure(String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var info = stat()
+        if fstat(descriptor, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFDIR { throw failure("it is a directory") }
+            if let limit, (info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size) > limit {
+                throw failure("\(info.st_size) bytes, more than the \(limit)-byte limit")
+            }
+        }
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return data }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure(String(cString: strerror(errno)))
+            }
+            data.append(contentsOf: buffer[0..<count])
+            if let limit, Int64(data.count) > limit { throw failure("more than the \(limit)-byte limit") }
+        }
+    }
+
     private func fetch(_ job: SharedJob<FetchedData>, request: ImageRequest, url: URL) async throws -> FetchedData {
         if url.isFileURL {
-            let data = try await work.run { () throws -> Data in
-                do {
-                    return try Data(contentsOf: url)
-                } catch {
-                    throw ImagePipelineError(.fileFailed, url: url, "cannot read \(url.path)", underlying: error)
-                }
-            }
+            let limit = configuration.maxResponseSize
+            let data = try await work.run { () throws -> Data in try Self.readFile(url, limit: limit) }
             job.send(.progress(TransferProgress(completed: Int64(data.count), expected: Int64(data.count))))
             return FetchedData(data: data, source: .remote)
         }

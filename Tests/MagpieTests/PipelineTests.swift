@@ -472,4 +472,34 @@ struct ImageCacheTests {
         let hit = try await pipeline.image(for: request)
         #expect(hit.bitmap.pixels == [1, 2, 3])
     }
+
+    @Test("File URLs: loaded, and a missing file, a directory or a file over the size limit fail with a reason")
+    func fileURLs() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-file-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let small = directory.appendingPathComponent("small.jpg")
+        try TestImages.jpeg(width: 40, height: 30).write(to: small)
+        let large = directory.appendingPathComponent("large.jpg")
+        try TestImages.jpeg(width: 800, height: 600).write(to: large)
+        var configuration = ImagePipeline.Configuration()
+        configuration.imageCache = nil
+        configuration.maxResponseSize = 4096
+        let pipeline = ImagePipeline(configuration: configuration)
+        #expect(try await pipeline.image(for: small).width == 40)
+        let cases: [(URL, String)] = [
+            (directory.appendingPathComponent("missing.jpg"), "No such file"),
+            (directory, "directory"),
+            (large, "limit"),
+        ]
+        for (url, reason) in cases {
+            do {
+                _ = try await pipeline.image(for: url)
+                Issue.record("\(url.path) loaded")
+            } catch let error as ImagePipelineError {
+                #expect(error.kind == .fileFailed)
+                #expect(error.detail.contains(reason), "\(error.detail)")
+            }
+        }
+    }
 }
