@@ -70,13 +70,14 @@ struct TransportTests {
         }
     }
 
-    @Test("A refused connection is a connection failure, not a crash")
+    @Test("A refused connection is a connection failure that names the server and the reason")
     func refused() async throws {
         let transport = AsyncHTTPClientTransport()
         var request = TransportRequest(url: URL(string: "http://127.0.0.1:1/")!)
         request.timeout = .seconds(1)
         let error = await #expect(throws: NetworkError.self) { try await transport.send(request) }
         #expect(error?.kind == .connectionFailed)
+        #expect(error?.detail == "cannot connect to 127.0.0.1:1: Connection refused")
         try await transport.shutdown()
     }
 

@@ -4,6 +4,7 @@ import MagpieSupport
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOPosix
 import NIOSSL
 
 /// ``HTTPTransport`` over AsyncHTTPClient.
@@ -164,6 +165,16 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             default:
                 return NetworkError(.connectionFailed, url: url, "request failed: \(client)", underlying: error)
             }
+        }
+        let place = url.map { "\($0.host ?? "?")\($0.port.map { ":\($0)" } ?? "")" } ?? "the server"
+        if let io = error as? IOError {
+            return NetworkError(.connectionFailed, url: url, "cannot connect to \(place): \(String(cString: strerror(io.errnoCode)))", underlying: error)
+        }
+        if let connection = error as? NIOConnectionError, connection.dnsAError != nil || connection.dnsAAAAError != nil {
+            return NetworkError(.connectionFailed, url: url, "cannot resolve \(place): unknown host", underlying: error)
+        }
+        if let address = error as? SocketAddressError, case .unknown = address {
+            return NetworkError(.connectionFailed, url: url, "cannot resolve \(place): unknown host", underlying: error)
         }
         return NetworkError(.connectionFailed, url: url, "request failed: \(error)", underlying: error)
     }
