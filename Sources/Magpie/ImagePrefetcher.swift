@@ -51,7 +51,8 @@ public final class ImagePrefetcher: Sendable {
                     if result.error == nil { outcomes.done += 1 } else if result.stage == .finished { outcomes.failed += 1 }
                 }
             }
-            if task.state == .running { tasks.withLock { $0[key] = task } }
+            // Under the lock the callback removes with: a task that ends in between is never kept.
+            tasks.withLock { if task.state == .running { $0[key] = task } }
         }
     }
 
