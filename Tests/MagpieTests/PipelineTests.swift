@@ -144,6 +144,28 @@ struct PipelineCoalescingTests {
             #expect(origin.count("paced-max") >= 2)
         }
     }
+
+    @Test("A timeout of 0 means the default, not an instant failure")
+    func zeroTimeout() async throws {
+        try await withPipeline(configure: { $0.timeout = .zero }) { pipeline, origin, _ in
+            origin.setFile("z", try TestImages.png(size: 16), etag: "z")
+            let response = try await pipeline.imageTask(with: ImageRequest(url: origin.url("/file/z?pace=20&chunk=64"))).response
+            #expect(response.source == .remote)
+            #expect(response.image?.width == 16)
+        }
+    }
+
+    @Test("A maximum of 0 means no limit")
+    func noLimit() async throws {
+        try await withPipeline(configure: { $0.maxConcurrentDownloads = 0 }) { pipeline, origin, _ in
+            let data = try TestImages.png(size: 32)
+            for i in 0..<8 { origin.setFile("u\(i)", data, etag: "u\(i)") }
+            let tasks = (0..<8).map { pipeline.imageTask(with: ImageRequest(url: origin.url("/file/u\($0)?pace=50&chunk=128"))) }
+            #expect(await eventually { pipeline.currentDownloadCount == 8 })
+            for task in tasks { _ = try await task.response }
+            #expect(pipeline.currentDownloadCount == 0)
+        }
+    }
 }
 
 @Suite("Image pipeline: caches, revalidation, failures, filters")
