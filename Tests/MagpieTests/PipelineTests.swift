@@ -145,6 +145,21 @@ struct PipelineCoalescingTests {
         }
     }
 
+    @Test("Credentials are sent only when both user and password are set")
+    func credentials() async throws {
+        try await withPipeline(configure: { $0.credentials = Credentials(user: "u", password: "p") }) { pipeline, origin, _ in
+            origin.setFile("c", try TestImages.png(size: 16), etag: "c")
+            _ = try await pipeline.image(for: origin.url("/file/c"))
+            #expect(origin.requests.last?.headers["authorization"] == "Basic dTpw")
+        }
+        try await withPipeline(configure: { $0.credentials = Credentials(user: "u", password: "") }) { pipeline, origin, _ in
+            origin.setFile("d", try TestImages.png(size: 16), etag: "d")
+            _ = try await pipeline.image(for: origin.url("/file/d"))
+            #expect(origin.requests.count == 1)
+            #expect(origin.requests.last?.headers["authorization"] == nil)
+        }
+    }
+
     @Test("A timeout of 0 means the default, not an instant failure")
     func zeroTimeout() async throws {
         try await withPipeline(configure: { $0.timeout = .zero }) { pipeline, origin, _ in
