@@ -160,6 +160,34 @@ struct PipelineCoalescingTests {
         }
     }
 
+    @Test("lowPriority and highPriority set the priority; handleCookies and showNetworkActivity apply only when asked")
+    func requestOptions() async throws {
+        #expect(ImageRequest(url: URL(string: "http://a.test/x"), options: .lowPriority).priority == .low)
+        #expect(ImageRequest(url: URL(string: "http://a.test/x"), options: .highPriority).priority == .high)
+        let cookies = CookieStore()
+        let activity = NetworkActivity()
+        try await withPipeline(configure: { $0.cookies = cookies; $0.activity = activity }) { pipeline, origin, _ in
+            _ = try await pipeline.imageTask(with: ImageRequest(url: origin.url("/set-cookie?name=plain&value=1"), options: .ignoreImageDecoding)).response
+            #expect(cookies.all.isEmpty)
+            _ = try await pipeline.imageTask(with: ImageRequest(url: origin.url("/set-cookie?name=kept&value=2"), options: [.ignoreImageDecoding, .handleCookies])).response
+            #expect(cookies.all.map(\.name) == ["kept"])
+
+            origin.setFile("k", try TestImages.png(size: 16), etag: "k")
+            let quiet = pipeline.imageTask(with: ImageRequest(url: origin.url("/file/k?pace=20&chunk=64")))
+            #expect(await eventually { pipeline.currentDownloadCount == 1 })
+            #expect(activity.count == 0)
+            _ = try await quiet.response
+            #expect(origin.requests.last?.headers["cookie"] == nil)
+
+            origin.setFile("l", try TestImages.png(size: 16), etag: "l")
+            let shown = pipeline.imageTask(with: ImageRequest(url: origin.url("/file/l?pace=20&chunk=64"), options: [.showNetworkActivity, .handleCookies]))
+            #expect(await eventually { activity.count == 1 })
+            _ = try await shown.response
+            #expect(await eventually { activity.count == 0 })
+            #expect(origin.requests.last?.headers["cookie"] == "kept=2")
+        }
+    }
+
     @Test("A timeout of 0 means the default, not an instant failure")
     func zeroTimeout() async throws {
         try await withPipeline(configure: { $0.timeout = .zero }) { pipeline, origin, _ in
