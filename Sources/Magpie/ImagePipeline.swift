@@ -250,8 +250,9 @@ public final class ImagePipeline: Sendable {
     }
 
     /// Loads `request` with the seeds' callbacks: `progress` with bytes, `completion` with
-    /// previews (stage ``ImageStage/progress``) and then exactly once with the end. A memory
-    /// hit completes before this returns, on the caller's thread.
+    /// previews (stage ``ImageStage/progress``) and then exactly once with the end; no preview
+    /// comes after the end (a final result that arrives while a preview callback runs waits for
+    /// it). A memory hit completes before this returns, on the caller's thread.
     @discardableResult
     public func loadImage(
         with request: ImageRequest, progress: (@Sendable (TransferProgress) -> Void)? = nil,
