@@ -131,6 +131,7 @@ extension ImagePipeline {
         }
 
         let transform = self.transform(for: request, url: url)
+        let previewQueue = LockedValue<PreviewQueue>(PreviewQueue())
         let decoded = await awaitUpstream(
             imageJobs, key: decodeKey(for: request), parent: job, url: url,
             forward: { [work] event in
@@ -141,8 +142,29 @@ extension ImagePipeline {
                         job.send(.preview(preview))
                         return
                     }
+                    // One preview is processed at a time, in order; one that arrives meanwhile
+                    // waits, replacing any older one still waiting.
+                    let start = previewQueue.withLock { queue -> Bool in
+                        if queue.busy {
+                            queue.waiting = preview
+                            return false
+                        }
+                        queue.busy = true
+                        return true
+                    }
+                    guard start else { return }
                     Task {
-                        if let processed = try? await work.run({ try transform(preview) }) { job.send(.preview(processed)) }
+                        var next: Image? = preview
+                        while let current = next {
+                            if !job.isEnded, let processed = try? await work.run({ try transform(current) }) {
+                                job.send(.preview(processed))
+                            }
+                            next = previewQueue.withLock { queue -> Image? in
+                                defer { queue.waiting = nil }
+                                if queue.waiting == nil { queue.busy = false }
+                                return queue.waiting
+                            }
+                        }
                     }
                 default: break
                 }
@@ -420,4 +442,10 @@ final class PreviewDecoder: Sendable {
 struct IncrementalBox: @unchecked Sendable {
     var decoder: IncrementalImageDecoder?
     init(_ decoder: IncrementalImageDecoder) { self.decoder = decoder }
+}
+
+/// The previews of one processed load waiting for the processors.
+struct PreviewQueue: Sendable {
+    var busy = false
+    var waiting: Image?
 }

@@ -412,6 +412,24 @@ struct PipelineCacheTests {
         }
     }
 
+    @Test("Processed previews reach the caller in the order they were made, one processing at a time")
+    func previewOrder() async throws {
+        try await withPipeline(configure: { $0.previewInterval = .zero }) { pipeline, origin, _ in
+            origin.setFile("o", try TestImages.jpeg(width: 800, height: 600, progressive: true), etag: "o")
+            let stamp = StampProcessor()
+            let request = ImageRequest(url: origin.url("/file/o?pace=3&chunk=4096"), processors: [stamp], options: .progressive)
+            let task = pipeline.imageTask(with: request)
+            let seen = LockedValue<[UInt8]>([])
+            let watcher = Task { for await preview in task.previews { seen.withLock { $0.append(preview.bitmap.pixels[0]) } } }
+            _ = try await task.response
+            await watcher.value
+            let stamps = seen.value
+            #expect(!stamps.isEmpty)
+            #expect(stamps == stamps.sorted())  // made in order, so delivered in order
+            #expect(Set(stamps).count == stamps.count)
+        }
+    }
+
     @Test("A missing or invalid URL fails at once and starts nothing")
     func invalidURL() async throws {
         try await withPipeline { pipeline, origin, _ in
@@ -566,5 +584,21 @@ struct ImageCacheTests {
                 #expect(error.detail.contains(reason), "\(error.detail)")
             }
         }
+    }
+}
+
+/// Replaces each image with a 1x1 gray one whose value counts the calls, taking a random
+/// 0-20 ms (so that overlapping runs would finish out of order).
+final class StampProcessor: ImageProcessing {
+    let identifier = "stamp"
+    let calls = LockedValue(0)
+
+    func process(_ image: Image) throws -> Image {
+        let number = calls.withLock { value -> Int in
+            value += 1
+            return value
+        }
+        usleep(UInt32.random(in: 0...20_000))
+        return Image(bitmap: try Bitmap(width: 1, height: 1, format: .gray8, pixels: [UInt8(min(number, 255))]))
     }
 }
