@@ -29,8 +29,8 @@ struct CacheMetadata: Codable, Sendable, Equatable {
         mustRevalidate = policy.noCache
         if let maxAge = policy.maxAge {
             freshUntil = now.timeIntervalSince1970 + Double(maxAge)
-        } else if let expires = headers["Expires"].flatMap(HTTPCachePolicy.parseDate) {
-            let date = headers["Date"].flatMap(HTTPCachePolicy.parseDate) ?? now
+        } else if let expires = headers["Expires"].flatMap(HTTPDate.parse) {
+            let date = headers["Date"].flatMap(HTTPDate.parse) ?? now
             freshUntil = now.timeIntervalSince1970 + expires.timeIntervalSince(date)
         }
     }
@@ -63,17 +63,5 @@ struct HTTPCachePolicy {
                 }
             }
         }
-    }
-
-    /// An HTTP date (RFC 9110 IMF-fixdate, and the two obsolete forms).
-    static func parseDate(_ text: String) -> Date? {
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
     }
 }

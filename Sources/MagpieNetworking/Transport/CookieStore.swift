@@ -95,22 +95,11 @@ public final class CookieStore: Sendable {
             case "path": if argument.hasPrefix("/") { cookie.path = argument }
             case "max-age": if let seconds = Double(argument) { cookie.expires = now.addingTimeInterval(seconds) }
             case "expires":
-                if cookie.expires == nil, let date = httpDate(argument) { cookie.expires = date }
+                if cookie.expires == nil, let date = HTTPDate.parse(argument) { cookie.expires = date }
             case "secure": cookie.secure = true
             default: break
             }
         }
         return cookie
-    }
-
-    static func httpDate(_ text: String) -> Date? {
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
     }
 }
