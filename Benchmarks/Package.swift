@@ -13,6 +13,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
+        // The loopback nginx and the peer launcher shared by the network and pipeline benchmarks.
+        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport"),
         .executableTarget(
             name: "CodecBenchmarks",
             dependencies: [
@@ -32,6 +34,7 @@ let package = Package(
         .executableTarget(
             name: "NetworkBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "MagpieNetworking", package: "Magpie"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -42,6 +45,7 @@ let package = Package(
         .executableTarget(
             name: "PipelineBenchmarks",
             dependencies: [
+                "BenchmarkSupport",
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Magpie", package: "Magpie"),
                 .product(name: "MagpieCache", package: "Magpie"),

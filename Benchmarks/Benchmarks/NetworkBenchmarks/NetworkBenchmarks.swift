@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Benchmark
+import BenchmarkSupport
 import Foundation
 import MagpieNetworking
 import NIOCore
@@ -9,8 +10,8 @@ import NIOCore
 final class LoopbackServer: @unchecked Sendable {  // set up once in Benchmark.setup, then read only
     static let shared = LoopbackServer()
 
-    var port = 0
-    var process: Process?
+    var nginx: LoopbackNginx?
+    var port: Int { nginx?.port ?? 0 }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("magpie-netbench-\(getpid())")
     let bigSize = 200 * 1024 * 1024
 
@@ -32,52 +33,15 @@ final class LoopbackServer: @unchecked Sendable {  // set up once in Benchmark.s
             try handle.close()
         }
         try Data(#"{"id":1,"name":"magpie","tags":["a","b"]}"#.utf8).write(to: directory.appendingPathComponent("www/small.json"))
-        port = 20_000 + Int(getpid() % 20_000)
-        let config = """
-            worker_processes 1;
-            daemon off;
-            pid \(directory.path)/nginx.pid;
-            error_log \(directory.path)/error.log;
-            events { worker_connections 1024; }
-            http {
-                access_log off;
-                sendfile on;
-                keepalive_requests 1000000;
-                client_body_temp_path \(directory.path)/body;
-                proxy_temp_path \(directory.path)/proxy;
-                fastcgi_temp_path \(directory.path)/fastcgi;
-                uwsgi_temp_path \(directory.path)/uwsgi;
-                scgi_temp_path \(directory.path)/scgi;
-                types { application/json json; application/octet-stream bin; }
-                server {
-                    listen 127.0.0.1:\(port);
-                    root \(directory.path)/www;
-                }
-            }
-            """
-        let configFile = directory.appendingPathComponent("nginx.conf")
-        try config.write(to: configFile, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        process.arguments = ["-c", configFile.path, "-p", directory.path]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-        // Wait until it answers.
-        for _ in 0..<200 {
-            let curl = Process()
-            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            curl.arguments = ["-s", "-o", "/dev/null", small.absoluteString]
-            try curl.run()
-            curl.waitUntilExit()
-            if curl.terminationStatus == 0 { return }
-            usleep(20_000)
-        }
+        let nginx = try LoopbackNginx(
+            directory: directory, root: directory.appendingPathComponent("www"), port: 20_000 + Int(getpid() % 20_000),
+            types: ["application/json json", "application/octet-stream bin"])
+        try nginx.start(probe: "small.json")
+        self.nginx = nginx
     }
 
     func stop() {
-        process?.terminate()
-        process?.waitUntilExit()
+        nginx?.stop()
         try? FileManager.default.removeItem(at: directory)
     }
 }
@@ -96,12 +60,8 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("Download 200 MB to a file: curl", configuration: download) { benchmark in
         let target = server.directory.appendingPathComponent("curl.bin").path
         for _ in benchmark.scaledIterations {
-            let curl = Process()
-            curl.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-            curl.arguments = ["-s", "-o", target, server.big.absoluteString]
-            try curl.run()
-            curl.waitUntilExit()
-            precondition(curl.terminationStatus == 0, "curl failed")
+            let status = try spawnAndWait("curl", ["-s", "-o", target, server.big.absoluteString])
+            guard status == 0 else { throw SpawnFailure(message: "curl failed with status \(status)") }
         }
     }
 

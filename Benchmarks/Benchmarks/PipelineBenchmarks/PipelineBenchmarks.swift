@@ -1,4 +1,5 @@
 import Benchmark
+import BenchmarkSupport
 import Foundation
 import Magpie
 import MagpieCache
@@ -12,10 +13,9 @@ final class Corpus: @unchecked Sendable {  // set up once in Benchmark.setup, th
     static let count = 200
 
     let directory = URL(fileURLWithPath: "/tmp/magpie-pipeline-bench")
-    var port = 0
-    var server: Process?
-    var urls: [URL] { (0..<Self.count).map { URL(string: "http://127.0.0.1:\(port)/photo-\($0).jpg")! } }
-    var thumbnailURL: URL { URL(string: "http://127.0.0.1:\(port)/thumb.jpg")! }
+    var server: LoopbackNginx?
+    var urls: [URL] { (0..<Self.count).map { server!.url("photo-\($0).jpg") } }
+    var thumbnailURL: URL { server!.url("thumb.jpg") }
 
     func prepare() throws {
         let www = directory.appendingPathComponent("www")
@@ -36,87 +36,12 @@ final class Corpus: @unchecked Sendable {  // set up once in Benchmark.setup, th
             let thumb = try SampleImages.landscape(width: 256, height: 192)
             try thumb.encoded(using: .jpeg(quality: 0.85)).write(to: www.appendingPathComponent("thumb.jpg"))
         }
-        port = 30_000 + Int(getpid() % 20_000)
-        let config = """
-            worker_processes 1;
-            daemon off;
-            pid \(directory.path)/nginx.pid;
-            error_log \(directory.path)/error.log;
-            events { worker_connections 1024; }
-            http {
-                access_log off;
-                sendfile on;
-                keepalive_requests 1000000;
-                client_body_temp_path \(directory.path)/body;
-                proxy_temp_path \(directory.path)/proxy;
-                fastcgi_temp_path \(directory.path)/fastcgi;
-                uwsgi_temp_path \(directory.path)/uwsgi;
-                scgi_temp_path \(directory.path)/scgi;
-                types { image/jpeg jpg; }
-                server { listen 127.0.0.1:\(port); root \(www.path); }
-            }
-            """
-        let file = directory.appendingPathComponent("nginx.conf")
-        try config.write(to: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        // Through python's execv after closing every inherited descriptor: nginx must not hold the
-        // benchmark plugin's pipes, or a crashed run would leave the plugin waiting forever.
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [
-            "-c", "import os, sys; os.closerange(3, 65536); os.execv('/usr/sbin/nginx', ['nginx'] + sys.argv[1:])",
-            "-c", file.path, "-p", directory.path,
-        ]
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        server = process
-        for _ in 0..<200 {
-            if (try? Data(contentsOf: thumbnailURL)) != nil { return }
-            usleep(20_000)
-        }
+        let server = try LoopbackNginx(directory: directory, root: www, port: 30_000 + Int(getpid() % 20_000), types: ["image/jpeg jpg"])
+        try server.start(probe: "thumb.jpg")
+        self.server = server
     }
 
-    func stop() {
-        server?.terminate()
-        server?.waitUntilExit()
-    }
-}
-
-/// Runs a program found on PATH (the Python that has Pillow) and waits for it with posix_spawnp
-/// and waitpid. Foundation's Process never
-/// noticed the Python peer exiting inside the benchmark runner (it stayed a zombie), so the
-/// peer is started without it.
-func spawnAndWait(_ path: String, _ arguments: [String]) throws -> Int32 {
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    // The runner's threads block most signals and ignore SIGPIPE; a child inherits both, and
-    // Python's Pool then never sees the SIGTERM that ends its workers. Start it clean.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    var all = sigset_t()
-    sigfillset(&all)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var pid: pid_t = 0
-    let result = posix_spawnp(&pid, path, &actions, &attributes, argv, environ)
-    guard result == 0 else { throw PeerFailure(message: "posix_spawn: \(String(cString: strerror(result)))") }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) == -1 {
-        guard errno == EINTR else { throw PeerFailure(message: "waitpid: \(String(cString: strerror(errno)))") }
-    }
-    return status
-}
-
-struct PeerFailure: Error, CustomStringConvertible {
-    var message: String
-    var description: String { "peer_pipeline.py failed: \(message)" }
+    func stop() { server?.stop() }
 }
 
 let benchmarks: @Sendable () -> Void = {
@@ -199,7 +124,7 @@ let benchmarks: @Sendable () -> Void = {
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/peer_pipeline.py")
         for _ in benchmark.scaledIterations {
             let status = try spawnAndWait("python3", [script.path] + corpus.urls.map(\.absoluteString))
-            guard status == 0 else { throw PeerFailure(message: "exit status \(status)") }
+            guard status == 0 else { throw SpawnFailure(message: "peer_pipeline.py failed with status \(status)") }
         }
     }
 }
