@@ -131,7 +131,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MagpieTests",
-            dependencies: ["Magpie", "MagpieImage", "MagpieCache", "MagpieNetworking", "MagpieSupport", "MagpieTestSupport"],
+            dependencies: ["Magpie", "MagpieImage", "MagpieCache", "MagpieNetworking", "MagpieSupport", "MagpieTestSupport",
+                           .product(name: "MetricsTestKit", package: "swift-metrics")],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "MagpieBindingTests",

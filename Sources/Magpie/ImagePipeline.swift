@@ -4,7 +4,7 @@ public import MagpieCache
 public import MagpieImage
 public import MagpieNetworking
 import MagpieSupport
-import CoreMetrics
+public import CoreMetrics
 import Metrics
 import Synchronization
 
@@ -71,6 +71,9 @@ public final class ImagePipeline: Sendable {
         public var previewInterval: Duration = .milliseconds(100)
         /// Logs loads at debug level. Silent by default.
         public var logger: Logger?
+        /// Where the pipeline's counters and decode timer go; nil (the default) uses the
+        /// factory bootstrapped in `MetricsSystem`.
+        public var metricsFactory: (any MetricsFactory)?
 
         /// A configuration; see each property for its default.
         public init() {}
@@ -91,7 +94,7 @@ public final class ImagePipeline: Sendable {
     private let tasks = LockedValue<[Int: ImageTask]>([:])
     private let events = EventBroadcaster()
     private let ids = LockedValue(0)
-    let metrics = PipelineMetrics()
+    let metrics: PipelineMetrics
     let counts = LockedValue(Statistics())
 
     /// What the pipeline has done since it was made.
@@ -115,6 +118,7 @@ public final class ImagePipeline: Sendable {
     /// A pipeline with `configuration`.
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
+        metrics = PipelineMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
         memoryTier = configuration.imageCache?.memory
         plainKeys = configuration.cacheKeyFilter == nil && configuration.sharedTransform == nil
         slots = DownloadSlots(limit: configuration.maxConcurrentDownloads, order: configuration.order)
@@ -404,13 +408,24 @@ final class EventBroadcaster: Sendable {
 
 /// swift-metrics counters: loads by source, failures, cancellations, bytes downloaded, decode time.
 struct PipelineMetrics: Sendable {
-    private let memory = Counter(label: "magpie_pipeline_loads_total", dimensions: [("source", "memory")])
-    private let disk = Counter(label: "magpie_pipeline_loads_total", dimensions: [("source", "disk")])
-    private let remote = Counter(label: "magpie_pipeline_loads_total", dimensions: [("source", "remote")])
-    private let failures = Counter(label: "magpie_pipeline_failures_total")
-    private let cancellations = Counter(label: "magpie_pipeline_cancellations_total")
-    private let bytes = Counter(label: "magpie_pipeline_bytes_downloaded_total")
-    private let decodeTime = Timer(label: "magpie_pipeline_decode_seconds")
+    private let memory: Counter
+    private let disk: Counter
+    private let remote: Counter
+    private let failures: Counter
+    private let cancellations: Counter
+    private let bytes: Counter
+    private let decodeTime: Timer
+
+    init(factory: any MetricsFactory) {
+        let loads = "magpie_pipeline_loads_total"
+        memory = Counter(label: loads, dimensions: [("source", "memory")], factory: factory)
+        disk = Counter(label: loads, dimensions: [("source", "disk")], factory: factory)
+        remote = Counter(label: loads, dimensions: [("source", "remote")], factory: factory)
+        failures = Counter(label: "magpie_pipeline_failures_total", factory: factory)
+        cancellations = Counter(label: "magpie_pipeline_cancellations_total", factory: factory)
+        bytes = Counter(label: "magpie_pipeline_bytes_downloaded_total", factory: factory)
+        decodeTime = Timer(label: "magpie_pipeline_decode_seconds", factory: factory)
+    }
 
     func downloaded(_ count: Int) { bytes.increment(by: count) }
 

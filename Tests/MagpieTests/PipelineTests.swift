@@ -5,6 +5,7 @@ import MagpieImage
 import MagpieNetworking
 import MagpieSupport
 import MagpieTestSupport
+import MetricsTestKit
 import Testing
 
 @Suite("Image pipeline: coalescing, cancellation, scheduling")
@@ -185,6 +186,41 @@ struct PipelineCoalescingTests {
             _ = try await shown.response
             #expect(await eventually { activity.count == 0 })
             #expect(origin.requests.last?.headers["cookie"] == "kept=2")
+        }
+    }
+
+    @Test("Metrics: loads by source, failures, cancellations, bytes downloaded and decode time")
+    func metrics() async throws {
+        let metrics = TestMetrics()
+        try await withPipeline(configure: { $0.metricsFactory = metrics }) { pipeline, origin, _ in
+            let bytes = try TestImages.png(size: 16)
+            origin.setFile("m", bytes, etag: "m")
+            _ = try await pipeline.image(for: origin.url("/file/m"))  // remote
+            _ = try await pipeline.image(for: origin.url("/file/m"))  // memory, through the fast path
+            _ = try? await pipeline.image(for: origin.url("/status/404"))
+            origin.setFile("slow", Data(count: 4000), etag: "slow")
+            let task = pipeline.imageTask(with: ImageRequest(url: origin.url("/file/slow?pace=50&chunk=100")))
+            task.cancel()
+            _ = try? await task.response
+            let loads = "magpie_pipeline_loads_total"
+            #expect(metrics.counterTotal(label: loads, dimensions: [("source", "remote")]) == 1)
+            #expect(metrics.counterTotal(label: loads, dimensions: [("source", "memory")]) == 1)
+            #expect(metrics.counterTotal(label: "magpie_pipeline_failures_total") == 1)
+            #expect(metrics.counterTotal(label: "magpie_pipeline_cancellations_total") == 1)
+            #expect(metrics.counterTotal(label: "magpie_pipeline_bytes_downloaded_total") >= Int64(bytes.count))
+            #expect(try metrics.expectTimer("magpie_pipeline_decode_seconds").values.count == 1)
+        }
+    }
+
+    @Test("The decode pixel limit holds: a larger image fails as undecodable and is never cached")
+    func pixelLimit() async throws {
+        try await withPipeline(configure: { $0.maxPixelCount = 100 }) { pipeline, origin, _ in
+            origin.setFile("big", try TestImages.png(size: 16), etag: "big")
+            let url = origin.url("/file/big")
+            let error = await #expect(throws: ImagePipelineError.self) { try await pipeline.image(for: url) }
+            #expect(error?.kind == .decodingFailed)
+            #expect(error?.detail.contains("limit") == true, "\(error?.detail ?? "")")
+            #expect(pipeline.configuration.imageCache?.memoryImage(forKey: url.absoluteString) == nil)
         }
     }
 
