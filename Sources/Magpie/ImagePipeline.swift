@@ -185,10 +185,12 @@ public final class ImagePipeline: Sendable {
 
     /// The key of the processed image in the caches: the cache key plus the transformation.
     public func processedKey(for request: ImageRequest) -> String {
-        let transform = transformIdentifier(for: request)
-        if transform.isEmpty && request.thumbnail == nil && request.options.isDisjoint(with: [.ignoreAnimatedImage, .scaleDownLargeImages]) {
-            return cacheKey(for: request)
+        let plainDecode = request.thumbnail == nil && request.options.isDisjoint(with: [.ignoreAnimatedImage, .scaleDownLargeImages])
+        if plainKeys && plainDecode && request.processors.isEmpty {
+            return request.cacheKey ?? request.urlString ?? ""  // cacheKey(for:) without a filter, read on every memory hit
         }
+        let transform = transformIdentifier(for: request)
+        if transform.isEmpty && plainDecode { return cacheKey(for: request) }
         var key = cacheKey(for: request)
         if !transform.isEmpty { key += "#" + transform }
         if let thumbnail = request.thumbnail { key += "#thumbnail(\(thumbnail.resize.identifier))" }
@@ -233,12 +235,8 @@ public final class ImagePipeline: Sendable {
 
     /// The processed image of `request` in memory, when the request may use it.
     func memoryHit(_ request: ImageRequest) -> Image? {
-        guard let memory = memoryTier, let urlString = request.urlString,
+        guard let memory = memoryTier, request.url != nil,
               request.options.isDisjoint(with: [.refreshCache, .ignoreImageDecoding]) else { return nil }
-        if plainKeys && request.processors.isEmpty && request.thumbnail == nil
-            && request.options.isDisjoint(with: [.ignoreAnimatedImage, .scaleDownLargeImages]) {
-            return memory.value(forKey: request.cacheKey ?? urlString)
-        }
         return memory.value(forKey: processedKey(for: request))
     }
 
