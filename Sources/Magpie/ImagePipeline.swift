@@ -234,7 +234,7 @@ public final class ImagePipeline: Sendable {
     }
 
     /// The processed image of `request` in memory, when the request may use it.
-    func memoryHit(_ request: ImageRequest) -> Image? {
+    package func memoryHit(_ request: ImageRequest) -> Image? {
         guard let memory = memoryTier, request.url != nil,
               request.options.isDisjoint(with: [.refreshCache, .ignoreImageDecoding]) else { return nil }
         return memory.value(forKey: processedKey(for: request))

@@ -113,7 +113,7 @@ public final class ImageBinder {
             return nil
         }
         let request = ImageRequest(url: url, processors: processors, options: options)
-        if !options.contains(.refreshCache), let image = pipeline.configuration.imageCache?.memoryImage(forKey: pipeline.processedKey(for: request)) {
+        if let image = pipeline.memoryHit(request) {
             if !binding.contains(.avoidSetImage) { target.display(image, transition: .none) }
             completion?(ImageTaskResult(stage: .finished, image: image, url: url, source: .memoryFast))
             return nil
