@@ -106,12 +106,12 @@ extension ImagePipeline {
 
     // MARK: - Processed image (memory, processed disk entry, or decode + process)
 
-    func processedWork(_ job: SharedJob<ImageResponse>, request: ImageRequest, url: URL) async {
+    func processedWork(_ job: SharedJob<ImageResponse>, request: ImageRequest, url: URL, keys: LoadKeys) async {
         let cache = configuration.imageCache
-        let key = processedKey(for: request)
+        let key = keys.processed
         let refresh = request.options.contains(.refreshCache)
         let useDisk = cache?.disk != nil && !request.options.contains(.ignoreDiskCache)
-        let transformed = key != cacheKey(for: request)
+        let transformed = key != keys.cache
 
         if !refresh, let image = cache?.memoryImage(forKey: key) {
             job.finish(.success(ImageResponse(image: image, data: nil, url: url, source: .memory)))
@@ -133,7 +133,7 @@ extension ImagePipeline {
         let transform = self.transform(for: request, url: url)
         let previewQueue = LockedValue<PreviewQueue>(PreviewQueue())
         let decoded = await awaitUpstream(
-            imageJobs, key: decodeKey(for: request), parent: job, url: url,
+            imageJobs, key: keys.decode, parent: job, url: url,
             forward: { [work] event in
                 switch event {
                 case .progress(let progress): job.send(.progress(progress))
@@ -169,7 +169,7 @@ extension ImagePipeline {
                 default: break
                 }
             },
-            work: { [self] upstream in await decodeWork(upstream, request: request, url: url) })
+            work: { [self] upstream in await decodeWork(upstream, request: request, url: url, keys: keys) })
 
         switch decoded {
         case .failure(let error):
@@ -210,14 +210,14 @@ extension ImagePipeline {
 
     // MARK: - Decoding (with previews for progressive loads)
 
-    func decodeWork(_ job: SharedJob<DecodedImage>, request: ImageRequest, url: URL) async {
+    func decodeWork(_ job: SharedJob<DecodedImage>, request: ImageRequest, url: URL, keys: LoadKeys) async {
         let progressive = request.options.contains(.progressive)
         let options = decodingOptions(for: request)
         let previews = progressive ? PreviewDecoder(options: options, configuration: .init(
             minimumPreviewInterval: configuration.previewInterval, blurPreviews: request.options.contains(.progressiveBlur))) : nil
 
         let fetched = await awaitUpstream(
-            dataJobs, key: dataKey(for: request), parent: job, url: url, wantsChunks: progressive,
+            dataJobs, key: keys.data, parent: job, url: url, wantsChunks: progressive,
             forward: { event in
                 switch event {
                 case .progress(let progress): job.send(.progress(progress))
@@ -225,7 +225,7 @@ extension ImagePipeline {
                 default: break
                 }
             },
-            work: { [self] upstream in await dataWork(upstream, request: request, url: url) })
+            work: { [self] upstream in await dataWork(upstream, request: request, url: url, keys: keys) })
 
         switch fetched {
         case .failure(let error):
@@ -274,9 +274,9 @@ extension ImagePipeline {
 
     // MARK: - Data (disk, file, or network with revalidation)
 
-    func dataWork(_ job: SharedJob<FetchedData>, request: ImageRequest, url: URL) async {
+    func dataWork(_ job: SharedJob<FetchedData>, request: ImageRequest, url: URL, keys: LoadKeys) async {
         do {
-            job.finish(.success(try await fetch(job, request: request, url: url)))
+            job.finish(.success(try await fetch(job, request: request, url: url, cacheKey: keys.cache)))
         } catch let error as ImagePipelineError {
             job.finish(.failure(error))
         } catch is CancellationError {
@@ -327,7 +327,7 @@ extension ImagePipeline {
         }
     }
 
-    private func fetch(_ job: SharedJob<FetchedData>, request: ImageRequest, url: URL) async throws -> FetchedData {
+    private func fetch(_ job: SharedJob<FetchedData>, request: ImageRequest, url: URL, cacheKey key: String) async throws -> FetchedData {
         if url.isFileURL {
             let limit = configuration.maxResponseSize
             let data = try await work.run { () throws -> Data in try Self.readFile(url, limit: limit) }
@@ -336,7 +336,6 @@ extension ImagePipeline {
         }
 
         let options = request.options
-        let key = cacheKey(for: request)
         let disk = options.contains(.ignoreDiskCache) ? nil : configuration.imageCache?.disk
         var cached: (data: Data, metadata: CacheMetadata?)?
         if let disk, let data = try? await disk.data(forKey: key) {

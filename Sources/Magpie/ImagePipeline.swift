@@ -278,8 +278,8 @@ public final class ImagePipeline: Sendable {
             return task
         }
         let decodes = !request.options.contains(.ignoreImageDecoding)
-        let key = processedKey(for: request)
-        if decodes && !request.options.contains(.refreshCache), let image = configuration.imageCache?.memoryImage(forKey: key) {
+        let processed = processedKey(for: request)
+        if decodes && !request.options.contains(.refreshCache), let image = memoryTier?.value(forKey: processed) {
             tasks.withLock { $0[task.id] = task }
             events.send(.started(task))
             task.complete(.success(ImageResponse(image: image, data: nil, url: url, source: allowFast ? .memoryFast : .memory)))
@@ -290,9 +290,10 @@ public final class ImagePipeline: Sendable {
         configuration.logger?.debug("load", metadata: ["url": "\(url.absoluteString)", "task": "\(task.id)"])
 
         let subscriber = task.id
+        let keys = LoadKeys(pipeline: self, request: request, processed: processed)
         if decodes {
             let job = processedJobs.subscribe(
-                key: processedJobKey(for: request), id: subscriber,
+                key: keys.processedJob, id: subscriber,
                 .init(priority: request.priority, wantsChunks: false) { [weak task] event in
                     guard let task else { return }
                     switch event {
@@ -303,11 +304,11 @@ public final class ImagePipeline: Sendable {
                     case .failure(let error): task.complete(.failure(error))
                     }
                 },
-                work: { [self] job in await processedWork(job, request: request, url: url) })
+                work: { [self] job in await processedWork(job, request: request, url: url, keys: keys) })
             task.attach(detach: { job.remove(subscriber) }, prioritize: { job.setPriority($0, for: subscriber) })
         } else {
             let job = dataJobs.subscribe(
-                key: dataKey(for: request), id: subscriber,
+                key: keys.data, id: subscriber,
                 .init(priority: request.priority, wantsChunks: false) { [weak task] event in
                     guard let task else { return }
                     switch event {
@@ -319,7 +320,7 @@ public final class ImagePipeline: Sendable {
                     case .chunk, .preview: break
                     }
                 },
-                work: { [self] job in await dataWork(job, request: request, url: url) })
+                work: { [self] job in await dataWork(job, request: request, url: url, keys: keys) })
             task.attach(detach: { job.remove(subscriber) }, prioritize: { job.setPriority($0, for: subscriber) })
         }
         return task
@@ -347,12 +348,8 @@ public final class ImagePipeline: Sendable {
         events.send(.responseReceived(url, status))
     }
 
-    func processedJobKey(for request: ImageRequest) -> String {
-        decodeKey(for: request) + "\u{1F}" + transformIdentifier(for: request)
-    }
-
-    func decodeKey(for request: ImageRequest) -> String {
-        var key = dataKey(for: request)
+    func decodeKey(for request: ImageRequest, dataKey: String) -> String {
+        var key = dataKey
         if let thumbnail = request.thumbnail { key += "\u{1F}thumb:\(thumbnail.resize.identifier)" }
         if request.options.contains(.ignoreAnimatedImage) { key += "\u{1F}first" }
         if request.options.contains(.scaleDownLargeImages) { key += "\u{1F}budget" }
@@ -442,4 +439,26 @@ struct PipelineMetrics: Sendable {
 
     func failed() { failures.increment() }
     func cancelled() { cancellations.increment() }
+}
+
+/// The keys of one load, made once when it starts and handed down to each stage.
+struct LoadKeys: Sendable {
+    /// The cache key: the original bytes' key on disk.
+    let cache: String
+    /// The processed image's key in the caches.
+    let processed: String
+    /// What makes two downloads the same.
+    let data: String
+    /// What makes two decodes the same.
+    let decode: String
+    /// What makes two processings the same.
+    let processedJob: String
+
+    init(pipeline: ImagePipeline, request: ImageRequest, processed: String) {
+        cache = pipeline.cacheKey(for: request)
+        self.processed = processed
+        data = pipeline.dataKey(for: request)
+        decode = pipeline.decodeKey(for: request, dataKey: data)
+        processedJob = decode + "\u{1F}" + pipeline.transformIdentifier(for: request)
+    }
 }
